@@ -1,0 +1,29 @@
+# Halo's entry points. `make run` and `make test` set up a fresh Debian 12 machine first.
+# deps: packages + .venv | build: configure + compile | run: main job | test: every test | bench
+PRESET ?= default
+BUILD  := build
+JOBS   ?= $(shell nproc)
+export CCACHE_DIR ?= $(HOME)/.cache/ccache
+
+.PHONY: deps build run test bench clean
+
+deps:
+	@packaging/bootstrap.sh
+
+$(BUILD)/build.ninja: CMakeLists.txt CMakePresets.json | deps
+	cmake --preset $(PRESET) >/dev/null
+
+build: deps $(BUILD)/build.ninja
+	cmake --build --preset $(PRESET) -j $(JOBS)
+
+run: build
+	@packaging/run-main.sh
+
+test: build
+	ctest --preset $(PRESET) -j $(JOBS)
+
+bench: build
+	$(BUILD)/bin/halo bench comm
+
+clean:
+	rm -rf $(BUILD)

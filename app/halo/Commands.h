@@ -1,0 +1,12 @@
+// The verbs of the `halo` CLI: each adds its subcommand to the app and runs it.
+// Every command that prints a table also takes --json.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace halo::app {
+
+void add_verify_commands(CLI::App& app);
+void add_bench_commands(CLI::App& app);
+
+}  // namespace halo::app

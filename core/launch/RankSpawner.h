@@ -1,0 +1,49 @@
+// Starts one process per rank with torchrun's environment (posix_spawn, argv as given:
+// no shell ever sees user strings), watches them, and stops all when one fails.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace halo::launch {
+
+struct RankExit {
+  int rank = 0;
+  int code = 0;        // exit status, or 128+signal
+  bool signaled = false;
+  std::string log_path;
+};
+
+class RankSpawner {
+ public:
+  // exe/argv: the program for every rank; env_extra: added to this process's environment.
+  // Each rank's stdout+stderr go to <log_dir>/rank<k>.log.
+  RankSpawner(std::string exe, std::vector<std::string> argv, std::map<std::string, std::string> env_extra,
+              std::string log_dir);
+  ~RankSpawner();  // kills whatever still runs
+
+  // MASTER_ADDR=127.0.0.1, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK per rank.
+  void start(int world_size, uint16_t master_port);
+  // Waits for all; if one fails, the rest get SIGTERM, then SIGKILL after `grace`.
+  // Returns every rank's exit. Throws util::Error when `timeout` passes.
+  std::vector<RankExit> wait_all(std::chrono::seconds timeout, std::chrono::seconds grace = std::chrono::seconds(5));
+  void kill_all(int signal);
+  // Last `lines` lines of a rank's log (for error messages).
+  std::string log_tail(int rank, int lines = 20) const;
+
+ private:
+  std::string exe_;
+  std::vector<std::string> argv_;
+  std::map<std::string, std::string> env_;
+  std::string log_dir_;
+  std::vector<pid_t> pids_;
+};
+
+// Path of the running executable (/proc/self/exe).
+std::string self_executable();
+
+}  // namespace halo::launch

@@ -1,0 +1,98 @@
+// Reentrant checkpointing in C++ (torch.utils.checkpoint's reentrant variant): the inner
+// backward runs inside the outer one; CPU (and CUDA) RNG states replay stochastic depth.
+#include "model/Checkpoint.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+#ifdef HALO_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#endif
+
+namespace halo::model {
+
+const char* to_string(CheckpointLevel l) {
+  switch (l) {
+    case CheckpointLevel::None: return "none";
+    case CheckpointLevel::Block: return "block";
+    case CheckpointLevel::Stage: return "stage";
+  }
+  return "?";
+}
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct SegmentCapsule : torch::CustomClassHolder {
+  SegmentCapsule(Segment s, parallel::Partition p, std::shared_ptr<parallel::Communicator> g)
+      : segment(std::move(s)), part(std::move(p)), group(std::move(g)) {}
+  Segment segment;
+  parallel::Partition part, out_part;
+  std::shared_ptr<parallel::Communicator> group;
+  at::Tensor cpu_rng;
+  bool cuda = false;
+  at::Tensor cuda_rng;
+};
+
+class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, c10::intrusive_ptr<SegmentCapsule> cap) {
+    at::Generator cpu_gen = at::detail::getDefaultCPUGenerator();
+    cap->cpu_rng = cpu_gen.get_state();
+#ifdef HALO_WITH_CUDA
+    if (x.is_cuda()) {
+      cap->cuda = true;
+      at::Generator g = at::cuda::detail::getDefaultCUDAGenerator(x.device().index());
+      cap->cuda_rng = g.get_state();
+    }
+#endif
+    parallel::ShardedTensor y = cap->segment({x, cap->part, cap->group});  // grad mode is off here
+    cap->out_part = y.part;
+    ctx->save_for_backward({x});
+    ctx->saved_data["cap"] = c10::IValue::make_capsule(cap);
+    return y.local;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto holder = ctx->saved_data["cap"].toCapsule();
+    auto* cap = static_cast<SegmentCapsule*>(holder.get());
+    at::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
+    at::Generator cpu_gen = at::detail::getDefaultCPUGenerator();
+    const at::Tensor cpu_now = cpu_gen.get_state();
+    cpu_gen.set_state(cap->cpu_rng);
+#ifdef HALO_WITH_CUDA
+    at::Tensor cuda_now;
+    if (cap->cuda) {
+      at::Generator g = at::cuda::detail::getDefaultCUDAGenerator(x.device().index());
+      cuda_now = g.get_state();
+      g.set_state(cap->cuda_rng);
+    }
+#endif
+    at::Tensor y;
+    {
+      at::AutoGradMode enable(true);
+      y = cap->segment({x, cap->part, cap->group}).local;
+    }
+    cpu_gen.set_state(cpu_now);
+#ifdef HALO_WITH_CUDA
+    if (cap->cuda) {
+      at::Generator g = at::cuda::detail::getDefaultCUDAGenerator(x.device().index());
+      g.set_state(cuda_now);
+    }
+#endif
+    torch::autograd::backward({y}, {grads[0]});
+    return {x.grad(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+parallel::ShardedTensor checkpointed(const Segment& segment, const parallel::ShardedTensor& x) {
+  auto cap = c10::make_intrusive<SegmentCapsule>(segment, x.part, x.group);
+  at::Tensor y = CheckpointFunction::apply(x.local, cap);
+  return {y, cap->out_part, x.group};
+}
+
+}  // namespace halo::model

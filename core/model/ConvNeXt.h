@@ -1,0 +1,75 @@
+// ConvNeXt (timm's structure and parameter names) on width-sharded activations: stem,
+// four stages, NormMlp head. The head runs on replicated pooled features.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/pimpl.h>
+
+#include "model/Checkpoint.h"
+#include "model/ConvNeXtBlock.h"
+#include "model/ConvNeXtVariant.h"
+#include "model/LayerNorm2d.h"
+#include "model/ShardedConv2d.h"
+#include "parallel/GradSync.h"
+#include "parallel/ShardingCheck.h"
+#include "parallel/ShardedTensor.h"
+
+namespace halo::model {
+
+class ConvNeXtHeadImpl : public torch::nn::Module {
+ public:
+  ConvNeXtHeadImpl(int64_t dim, int64_t num_classes, double norm_eps);
+  torch::Tensor forward(const torch::Tensor& pooled);  // (B, C) replicated -> (B, classes)
+
+  LayerNorm2d norm{nullptr};
+  torch::nn::Linear fc{nullptr};
+};
+TORCH_MODULE(ConvNeXtHead);
+
+class ConvNeXtImpl : public torch::nn::Module {
+ public:
+  ConvNeXtImpl(const ConvNeXtVariant& variant, int64_t num_classes = 1000, int64_t in_chans = 3);
+
+  // x: (B, 3, H, W/world) stripes; returns logits (B, classes), identical on every sp rank.
+  torch::Tensor forward(const parallel::ShardedTensor& x);
+  parallel::ShardedTensor forward_features(const parallel::ShardedTensor& x);  // (B, C4, H/32, W/32/world)
+
+  // Every layer that changes or reads across W, in order (for the pre-launch check).
+  std::vector<parallel::LayerWindow> layer_windows() const;
+  // head.* weights see replicated data; everything else sees stripes.
+  static parallel::GradPlacement placement(const std::string& param_name);
+  const ConvNeXtVariant& variant() const { return variant_; }
+  void set_overlap(bool on);
+  void set_checkpoint(CheckpointLevel level);
+
+  torch::nn::ModuleList stem{nullptr};    // 0: conv 4x4/4, 1: LayerNorm2d
+  torch::nn::ModuleList stages{nullptr};  // ConvNeXtStage x 4
+  ConvNeXtHead head{nullptr};
+
+ private:
+  ConvNeXtVariant variant_;
+};
+TORCH_MODULE(ConvNeXt);
+
+// A stage: optional downsample (0: LayerNorm2d, 1: conv 2x2/2) then its blocks.
+class ConvNeXtStageImpl : public torch::nn::Module {
+ public:
+  ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth, bool downsample, bool conv_mlp, double norm_eps);
+  parallel::ShardedTensor forward(parallel::ShardedTensor x);
+  CheckpointLevel checkpoint = CheckpointLevel::None;
+
+ private:
+  parallel::ShardedTensor forward_inner(parallel::ShardedTensor x);
+
+ public:
+
+  torch::nn::ModuleList downsample{nullptr};  // empty for stage 0
+  torch::nn::ModuleList blocks{nullptr};
+};
+TORCH_MODULE(ConvNeXtStage);
+
+}  // namespace halo::model

@@ -1,0 +1,51 @@
+// The block's per-pixel part (norm, MLP, layer scale, residual) is local to the stripe;
+// only conv_dw exchanges halos.
+#include "model/ConvNeXtBlock.h"
+
+#include <torch/torch.h>
+
+#include "model/Init.h"
+
+namespace halo::model {
+
+namespace {
+// Registers "<prefix>.weight" / "<prefix>.bias" under a child module named prefix.
+struct Holder : torch::nn::Module {};
+}  // namespace
+
+MlpImpl::MlpImpl(int64_t channels, int64_t hidden, bool conv) : conv_(conv) {
+  auto make = [&](const char* name, int64_t out, int64_t in, torch::Tensor& w, torch::Tensor& b) {
+    auto child = register_module(name, std::make_shared<Holder>());
+    w = child->register_parameter("weight", conv ? torch::empty({out, in, 1, 1}) : torch::empty({out, in}));
+    b = child->register_parameter("bias", torch::zeros({out}));
+    trunc_normal_(w, 0.02);
+  };
+  make("fc1", hidden, channels, fc1_weight, fc1_bias);
+  make("fc2", channels, hidden, fc2_weight, fc2_bias);
+}
+
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
+  if (conv_) return at::conv2d(at::gelu(at::conv2d(x, fc1_weight, fc1_bias)), fc2_weight, fc2_bias);
+  return at::linear(at::gelu(at::linear(x, fc1_weight, fc1_bias)), fc2_weight, fc2_bias);
+}
+
+ConvNeXtBlockImpl::ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init)
+    : conv_mlp_(conv_mlp) {
+  conv_dw = register_module("conv_dw", ShardedConv2d(dim, dim, parallel::ConvSpec::square(7, 1, 3, 1, dim)));
+  norm = register_module("norm", LayerNorm2d(dim, norm_eps));
+  mlp = register_module("mlp", Mlp(dim, 4 * dim, conv_mlp));
+  gamma = register_parameter("gamma", torch::full({dim}, ls_init));
+}
+
+parallel::ShardedTensor ConvNeXtBlockImpl::forward(const parallel::ShardedTensor& x) {
+  torch::Tensor y = conv_dw->forward(x).local;  // (B, C, H, W/world)
+  if (conv_mlp_) {
+    y = mlp->forward(norm->forward(y));
+  } else {
+    y = mlp->forward(norm->forward_last(y.permute({0, 2, 3, 1}))).permute({0, 3, 1, 2});
+  }
+  y = y * gamma.view({1, -1, 1, 1});
+  return x.with(y + x.local);
+}
+
+}  // namespace halo::model

@@ -1,0 +1,44 @@
+// One ConvNeXt block as timm names it: conv_dw (7x7 depthwise, width-sharded), norm,
+// mlp.fc1 / GELU / mlp.fc2 (Linear or 1x1 conv), gamma (layer scale), residual.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/moduledict.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include "model/LayerNorm2d.h"
+#include "model/ShardedConv2d.h"
+#include "parallel/ShardedTensor.h"
+
+namespace halo::model {
+
+// fc1/fc2 of the block: torch.nn.Linear (channels-last) or a 1x1 Conv2d (conv_mlp).
+class MlpImpl : public torch::nn::Module {
+ public:
+  MlpImpl(int64_t channels, int64_t hidden, bool conv);
+  torch::Tensor forward(const torch::Tensor& x);  // conv: (B, C, H, W); else (B, H, W, C)
+
+  torch::Tensor fc1_weight, fc1_bias, fc2_weight, fc2_bias;
+
+ private:
+  bool conv_;
+};
+TORCH_MODULE(Mlp);
+
+class ConvNeXtBlockImpl : public torch::nn::Module {
+ public:
+  ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init = 1e-6);
+  parallel::ShardedTensor forward(const parallel::ShardedTensor& x);  // (B, C, H, W/world)
+
+  ShardedConv2d conv_dw{nullptr};
+  LayerNorm2d norm{nullptr};
+  Mlp mlp{nullptr};
+  torch::Tensor gamma;
+
+ private:
+  bool conv_mlp_;
+};
+TORCH_MODULE(ConvNeXtBlock);
+
+}  // namespace halo::model

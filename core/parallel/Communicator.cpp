@@ -1,0 +1,150 @@
+// Collectives and halo point-to-point over a c10d Backend, with context in every error.
+// Gloo gets CPU tensors (CUDA ones are staged through host memory); NCCL gets CUDA tensors.
+#include "parallel/Communicator.h"
+
+#include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+
+#include "parallel/CommunicatorImpl.h"
+#include "util/Error.h"
+
+namespace halo::parallel {
+
+namespace {
+
+// Gloo tags: distinct per direction so two exchanges between the same pair never mix.
+int tag_for(int from, int to) { return from < to ? 1 : 2; }
+
+bool staged(BackendKind k, const at::Tensor& t) { return k == BackendKind::Gloo && t.is_cuda(); }
+
+void wait_or_throw(const c10::intrusive_ptr<c10d::Work>& w, const Communicator& c, const char* what,
+                   std::chrono::milliseconds timeout) {
+  try {
+    w->wait(timeout);
+  } catch (const std::exception& e) {
+    throw util::Error(fmt::format("{} on group '{}' (rank {} of {}) failed: {}", what, c.name(), c.rank(),
+                                  c.size(), e.what()),
+                      "a peer rank died or hung; see the other ranks' logs");
+  }
+}
+
+}  // namespace
+
+const char* to_string(BackendKind k) { return k == BackendKind::Gloo ? "gloo" : "nccl"; }
+
+void Pending::wait() {
+  if (wait_) {
+    auto w = std::move(wait_);
+    wait_ = nullptr;
+    w();
+  }
+}
+
+Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Communicator::~Communicator() = default;
+
+int Communicator::rank() const { return impl_->backend->getRank(); }
+int Communicator::size() const { return impl_->backend->getSize(); }
+const std::string& Communicator::name() const { return impl_->name; }
+BackendKind Communicator::kind() const { return impl_->kind; }
+
+Pending Communicator::all_reduce_sum_async(at::Tensor& t) {
+  if (size() == 1) return {};
+  at::Tensor buf = staged(kind(), t) ? t.cpu() : t;
+  std::vector<at::Tensor> v{buf};
+  auto work = impl_->backend->allreduce(v, c10d::AllreduceOptions{});
+  return Pending([this, work, buf, t]() mutable {
+    wait_or_throw(work, *this, "all-reduce", impl_->timeout);
+    if (!buf.is_same(t)) t.copy_(buf);
+  });
+}
+
+void Communicator::all_reduce_sum(at::Tensor& t) { all_reduce_sum_async(t).wait(); }
+
+at::Tensor Communicator::all_gather_cat(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& sizes) {
+  if (static_cast<int>(sizes.size()) != size())
+    throw util::Error(fmt::format("all-gather on '{}': {} sizes for {} ranks", name(), sizes.size(), size()));
+  if (size() == 1) return t;
+  // Gloo needs equal sizes: pad every piece to the largest extent, gather, then trim.
+  const int64_t most = *std::max_element(sizes.begin(), sizes.end());
+  at::Tensor mine = staged(kind(), t) ? t.cpu() : t;
+  if (mine.size(dim) < most) {
+    std::vector<int64_t> shape(mine.sizes().begin(), mine.sizes().end());
+    shape[static_cast<size_t>(dim)] = most - mine.size(dim);
+    mine = at::cat({mine, at::zeros(shape, mine.options())}, dim);
+  }
+  mine = mine.contiguous();
+  std::vector<std::vector<at::Tensor>> out(1);
+  for (int r = 0; r < size(); ++r) out[0].push_back(at::empty_like(mine));
+  std::vector<at::Tensor> in{mine};
+  wait_or_throw(impl_->backend->allgather(out, in, c10d::AllgatherOptions{}), *this, "all-gather", impl_->timeout);
+  std::vector<at::Tensor> parts;
+  for (int r = 0; r < size(); ++r) parts.push_back(out[0][static_cast<size_t>(r)].narrow(dim, 0, sizes[static_cast<size_t>(r)]));
+  at::Tensor full = at::cat(parts, dim);
+  return full.to(t.device());
+}
+
+void Communicator::broadcast(at::Tensor& t, int root) {
+  if (size() == 1) return;
+  at::Tensor buf = staged(kind(), t) ? t.cpu() : t;
+  std::vector<at::Tensor> v{buf};
+  c10d::BroadcastOptions o;
+  o.rootRank = root;
+  wait_or_throw(impl_->backend->broadcast(v, o), *this, "broadcast", impl_->timeout);
+  if (!buf.is_same(t)) t.copy_(buf);
+}
+
+void Communicator::barrier() {
+  if (size() == 1) return;
+  wait_or_throw(impl_->backend->barrier(c10d::BarrierOptions{}), *this, "barrier", impl_->timeout);
+}
+
+Pending Communicator::exchange(std::vector<P2POp> ops) {
+  if (ops.empty()) return {};
+  const bool nccl = kind() == BackendKind::Nccl;
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  std::vector<std::pair<at::Tensor, at::Tensor>> copy_back;  // (host staging, user buffer)
+  auto post = [&](P2POp& op) {
+    at::Tensor buf = op.buffer;
+    if (!buf.is_contiguous())
+      throw util::Error(fmt::format("exchange on '{}': buffer for peer {} is not contiguous", name(), op.peer));
+    if (staged(kind(), buf)) {
+      at::Tensor host = op.kind == P2POp::Kind::Send ? buf.cpu() : at::empty(buf.sizes(), buf.options().device(at::kCPU));
+      if (op.kind == P2POp::Kind::Recv) copy_back.emplace_back(host, buf);
+      buf = host;
+    }
+    std::vector<at::Tensor> v{buf};
+    if (op.kind == P2POp::Kind::Recv)
+      works.push_back(impl_->backend->recv(v, op.peer, tag_for(op.peer, rank())));
+    else
+      works.push_back(impl_->backend->send(v, op.peer, tag_for(rank(), op.peer)));
+  };
+  if (nccl) impl_->backend->startCoalescing();
+  for (auto& op : ops)
+    if (op.kind == P2POp::Kind::Recv) post(op);
+  for (auto& op : ops)
+    if (op.kind == P2POp::Kind::Send) post(op);
+  if (nccl) {
+    auto w = impl_->backend->endCoalescing();
+    works.clear();
+    if (w) works.push_back(w);
+  }
+  // Keep the send buffers alive until completion.
+  return Pending([this, works, copy_back, ops = std::move(ops)]() {
+    for (const auto& w : works) wait_or_throw(w, *this, "halo exchange", impl_->timeout);
+    for (const auto& [host, dev] : copy_back) const_cast<at::Tensor&>(dev).copy_(host);
+  });
+}
+
+std::shared_ptr<Communicator> Communicator::solo() {
+  auto impl = std::make_unique<Impl>();
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  auto opts = c10d::ProcessGroupGloo::Options::create();
+  opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  impl->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, 0, 1, opts);
+  impl->name = "solo";
+  return std::make_shared<Communicator>(std::move(impl));
+}
+
+}  // namespace halo::parallel

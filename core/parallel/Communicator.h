@@ -1,0 +1,67 @@
+// One group of ranks and the collectives Halo uses on it, over a c10d Backend: Gloo for
+// CPU tensors, NCCL for CUDA tensors (CUDA tensors on Gloo are staged through the host).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace halo::parallel {
+
+enum class BackendKind { Gloo, Nccl };
+const char* to_string(BackendKind k);
+
+// Completion of communication started asynchronously.
+class Pending {
+ public:
+  Pending() = default;
+  explicit Pending(std::function<void()> wait) : wait_(std::move(wait)) {}
+  void wait();  // idempotent
+
+ private:
+  std::function<void()> wait_;
+};
+
+// A point-to-point operation inside one exchange.
+struct P2POp {
+  enum class Kind { Send, Recv };
+  Kind kind;
+  int peer;          // rank within this group
+  at::Tensor buffer; // contiguous; filled on Recv
+};
+
+class Communicator {
+ public:
+  struct Impl;
+  explicit Communicator(std::unique_ptr<Impl> impl);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const;  // within this group
+  int size() const;
+  const std::string& name() const;  // "world", "sp0", "dp1", ...
+  BackendKind kind() const;
+
+  void all_reduce_sum(at::Tensor& t);              // in place, every rank gets the sum
+  Pending all_reduce_sum_async(at::Tensor& t);     // t must stay alive until wait()
+  // Concatenates each rank's tensor along `dim`; `sizes[r]` is rank r's extent on dim.
+  at::Tensor all_gather_cat(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& sizes);
+  void broadcast(at::Tensor& t, int root);
+  void barrier();
+  // Posts every op of one exchange (receives first), NCCL ops in one coalesced group.
+  // Every rank must issue its exchanges in the same order.
+  Pending exchange(std::vector<P2POp> ops);
+
+  // A group of one rank (no peers, no network): the degenerate case of the same code.
+  static std::shared_ptr<Communicator> solo();
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace halo::parallel

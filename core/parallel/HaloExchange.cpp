@@ -1,0 +1,111 @@
+// Halo gather/scatter over Communicator::exchange, and the autograd function built on them.
+// Every rank posts the same sequence of exchanges: forward gathers, backward scatters.
+#include "parallel/HaloExchange.h"
+
+#include <torch/torch.h>
+
+#include "parallel/PlanCapsule.h"
+
+namespace halo::parallel {
+
+namespace {
+
+std::vector<int64_t> shape_with_width(const at::Tensor& t, int64_t w) {
+  std::vector<int64_t> s(t.sizes().begin(), t.sizes().end());
+  s.back() = w;
+  return s;
+}
+
+at::Tensor columns(const at::Tensor& t, int64_t offset, int64_t width) { return t.narrow(-1, offset, width); }
+
+}  // namespace
+
+HaloGather::HaloGather(Communicator& comm, const HaloPlan& plan, const at::Tensor& x) : plan_(plan), x_(x) {
+  std::vector<P2POp> ops;
+  for (const Piece& p : plan.pieces) {
+    if (p.source != Piece::Source::Peer) continue;
+    received_.push_back(at::empty(shape_with_width(x, p.columns.size()), x.options()));
+    ops.push_back({P2POp::Kind::Recv, p.peer, received_.back()});
+  }
+  for (const Transfer& t : plan.sends)
+    ops.push_back({P2POp::Kind::Send, t.peer,
+                   columns(x, t.columns.begin - plan.owned.begin, t.columns.size()).contiguous()});
+  pending_ = comm.exchange(std::move(ops));
+}
+
+at::Tensor HaloGather::finish(double fill) {
+  pending_.wait();
+  std::vector<at::Tensor> parts;
+  size_t next = 0;
+  for (const Piece& p : plan_.pieces) {
+    switch (p.source) {
+      case Piece::Source::Pad:
+        parts.push_back(at::full(shape_with_width(x_, p.columns.size()), fill, x_.options()));
+        break;
+      case Piece::Source::Local:
+        parts.push_back(columns(x_, p.columns.begin - plan_.owned.begin, p.columns.size()));
+        break;
+      case Piece::Source::Peer:
+        parts.push_back(received_[next++]);
+        break;
+    }
+  }
+  return parts.size() == 1 ? parts.front() : at::cat(parts, -1);
+}
+
+HaloScatter::HaloScatter(Communicator& comm, const HaloPlan& plan, const at::Tensor& grad_ext)
+    : plan_(plan), grad_ext_(grad_ext) {
+  std::vector<P2POp> ops;
+  for (const Transfer& t : plan.sends) {
+    returned_.push_back(at::empty(shape_with_width(grad_ext, t.columns.size()), grad_ext.options()));
+    ops.push_back({P2POp::Kind::Recv, t.peer, returned_.back()});
+  }
+  for (const Piece& p : plan.pieces)
+    if (p.source == Piece::Source::Peer)
+      ops.push_back({P2POp::Kind::Send, p.peer,
+                     columns(grad_ext, plan.offset(p.columns.begin), p.columns.size()).contiguous()});
+  pending_ = comm.exchange(std::move(ops));
+}
+
+at::Tensor HaloScatter::finish() {
+  pending_.wait();
+  at::Tensor grad = at::zeros(shape_with_width(grad_ext_, plan_.owned.size()), grad_ext_.options());
+  for (const Piece& p : plan_.pieces)
+    if (p.source == Piece::Source::Local)
+      columns(grad, p.columns.begin - plan_.owned.begin, p.columns.size())
+          .add_(columns(grad_ext_, plan_.offset(p.columns.begin), p.columns.size()));
+  for (size_t i = 0; i < plan_.sends.size(); ++i) {
+    const Span c = plan_.sends[i].columns;
+    columns(grad, c.begin - plan_.owned.begin, c.size()).add_(returned_[i]);
+  }
+  return grad;
+}
+
+namespace {
+
+class HaloExtendFunction : public torch::autograd::Function<HaloExtendFunction> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                            c10::intrusive_ptr<PlanCapsule> cap, double fill) {
+    ctx->saved_data["plan"] = c10::IValue::make_capsule(cap);
+    HaloGather g(*cap->comm, cap->plan, x);
+    return g.finish(fill);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto cap = ctx->saved_data["plan"].toCapsule();
+    auto* pc = static_cast<PlanCapsule*>(cap.get());
+    HaloScatter s(*pc->comm, pc->plan, grads[0].contiguous());
+    return {s.finish(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor halo_extend(const at::Tensor& x, const HaloPlan& plan, std::shared_ptr<Communicator> comm, double fill) {
+  if (plan.is_local() && plan.needed == plan.owned) return x;
+  auto cap = c10::make_intrusive<PlanCapsule>(plan, std::move(comm));
+  return HaloExtendFunction::apply(x, cap, fill);
+}
+
+}  // namespace halo::parallel

@@ -1,0 +1,104 @@
+// Sharded convolution as one autograd function: forward gathers halos (overlapped with the
+// interior), backward computes the input gradient first and returns its halo part to the
+// owners while the weight gradient is computed.
+#include "parallel/ShardedConv.h"
+
+#include <torch/torch.h>
+
+#include "parallel/HaloExchange.h"
+#include "parallel/PlanCapsule.h"
+
+namespace halo::parallel {
+
+namespace {
+
+struct ConvCapsule : PlanCapsule {
+  ConvCapsule(HaloPlan p, std::shared_ptr<Communicator> c, ConvSpec s, bool o)
+      : PlanCapsule(std::move(p), std::move(c)), spec(s), overlap(o) {}
+  ConvSpec spec;
+  bool overlap;
+};
+
+at::Tensor conv(const at::Tensor& in, const at::Tensor& w, const at::Tensor& b, const ConvSpec& s) {
+  return at::conv2d(in, w, b, {s.stride[0], s.stride[1]}, {s.padding[0], 0}, {s.dilation[0], s.dilation[1]},
+                    s.groups);
+}
+
+// Output columns [o0, o1) computed from the extended input (columns from plan.needed.begin).
+at::Tensor conv_range(const at::Tensor& ext, int64_t ext_begin, int64_t o0, int64_t o1, const at::Tensor& w,
+                      const at::Tensor& b, const ConvSpec& s) {
+  const Window win = s.along_w();
+  const Span in = input_needed({o0, o1}, win);
+  return conv(ext.narrow(-1, in.begin - ext_begin, in.size()), w, b, s);
+}
+
+class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                            const at::Tensor& bias, c10::intrusive_ptr<ConvCapsule> cap) {
+    const HaloPlan& plan = cap->plan;
+    const ConvSpec& s = cap->spec;
+    const Window win = s.along_w();
+    HaloGather gather(*cap->comm, plan, x);
+    at::Tensor out;
+    // Interior: outputs whose window lies inside this rank's own columns.
+    int64_t i0 = plan.outputs.begin, i1 = plan.outputs.begin;
+    if (cap->overlap && !plan.sends.empty()) {
+      i0 = std::max(plan.outputs.begin, (plan.owned.begin + win.padding + win.stride - 1) / win.stride);
+      i1 = std::min(plan.outputs.end, (plan.owned.end - win.reach() + win.padding) / win.stride + 1);
+      if (plan.owned.end - win.reach() + win.padding < 0) i1 = i0;
+    }
+    at::Tensor interior;
+    if (i1 > i0) interior = conv_range(x, plan.owned.begin, i0, i1, weight, bias, s);
+    at::Tensor ext = gather.finish(0.0);
+    if (i1 > i0) {
+      std::vector<at::Tensor> parts;
+      if (i0 > plan.outputs.begin)
+        parts.push_back(conv_range(ext, plan.needed.begin, plan.outputs.begin, i0, weight, bias, s));
+      parts.push_back(interior);
+      if (plan.outputs.end > i1) parts.push_back(conv_range(ext, plan.needed.begin, i1, plan.outputs.end, weight, bias, s));
+      out = parts.size() == 1 ? parts.front() : at::cat(parts, -1);
+    } else {
+      out = conv(ext, weight, bias, s);
+    }
+    ctx->save_for_backward({ext, weight});
+    ctx->saved_data["cap"] = c10::IValue::make_capsule(cap);
+    ctx->saved_data["has_bias"] = bias.defined();
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const at::Tensor& ext = saved[0];
+    const at::Tensor& weight = saved[1];
+    auto holder = ctx->saved_data["cap"].toCapsule();
+    auto* cap = static_cast<ConvCapsule*>(holder.get());
+    const bool has_bias = ctx->saved_data["has_bias"].toBool();
+    const ConvSpec& s = cap->spec;
+    at::Tensor g = grads[0].contiguous();
+    const std::vector<int64_t> stride{s.stride[0], s.stride[1]}, pad{s.padding[0], 0},
+        dil{s.dilation[0], s.dilation[1]}, outpad{0, 0};
+    auto [grad_ext, unused_w, unused_b] = at::convolution_backward(
+        g, ext, weight, std::nullopt, stride, pad, dil, false, outpad, s.groups, {true, false, false});
+    HaloScatter scatter(*cap->comm, cap->plan, grad_ext);
+    auto [unused_x, grad_w, grad_b] = at::convolution_backward(
+        g, ext, weight, has_bias ? std::optional<at::IntArrayRef>(at::IntArrayRef{weight.size(0)}) : std::nullopt,
+        stride, pad, dil, false, outpad, s.groups, {false, true, has_bias});
+    return {scatter.finish(), grad_w, has_bias ? grad_b : at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                             const ConvSpec& spec, ShardedConvOptions opts) {
+  const Window win = spec.along_w();
+  HaloPlan plan = make_halo_plan(x.part, win, x.rank(), "conv2d");
+  Partition out = output_partition(x.part, win);
+  auto cap = c10::make_intrusive<ConvCapsule>(std::move(plan), x.group, spec, opts.overlap);
+  at::Tensor y = ShardedConvFunction::apply(x.local, weight, bias, cap);  // (B, Cout, H', W'/world)
+  return {y, std::move(out), x.group};
+}
+
+}  // namespace halo::parallel

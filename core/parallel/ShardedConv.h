@@ -1,0 +1,22 @@
+// Width-sharded 2-D convolution: exact against the unsharded op for any kernel, stride,
+// padding, dilation and groups. Halos are exchanged while the interior is computed.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "parallel/ConvSpec.h"
+#include "parallel/ShardedTensor.h"
+
+namespace halo::parallel {
+
+struct ShardedConvOptions {
+  bool overlap = true;  // convolve the interior while halos travel, then the borders
+};
+
+// x: (B, Cin, H, W/world); weight (Cout, Cin/groups, kH, kW); bias (Cout) or undefined.
+// Returns (B, Cout, H', W'/world) on output_partition(x.part, spec.along_w()).
+// Weight and bias gradients are this rank's partial sums (sum them over the sp group).
+ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                             const ConvSpec& spec, ShardedConvOptions opts = {});
+
+}  // namespace halo::parallel
