@@ -32,7 +32,7 @@ struct HaloPlan {
   std::vector<Transfer> sends; // my columns others need, ascending peer
   int64_t halo_left() const { return owned.begin - needed.begin; }   // may be negative
   int64_t halo_right() const { return needed.end - owned.end; }
-  bool is_local() const;  // needs nothing from peers and no padding columns
+  bool is_local() const;  // needs nothing from peers and no padding columns (may still send)
   // Columns of the extended input at [needed.begin + off, ...) for a global column.
   int64_t offset(int64_t global_column) const { return global_column - needed.begin; }
 };

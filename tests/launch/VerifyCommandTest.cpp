@@ -1,0 +1,69 @@
+// `halo verify` end to end through the real CLI: spawned ranks, JSON report, exit codes,
+// and the pre-launch error for a width that cannot be sharded.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(HALO_CLI) + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = ::pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+class VerifyCli : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(VerifyCli, ShardedEqualsUnsharded) {
+  Result r = run("verify --json " + GetParam());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["ok"].get<bool>());
+  EXPECT_LE(j["max_rel_error"].get<double>(), j["tolerance"].get<double>());
+  EXPECT_LE(j["errors"]["input_grad"].get<double>(), j["tolerance"].get<double>());
+  EXPECT_TRUE(j["errors"].contains("grad:stem.0.weight"));
+  EXPECT_TRUE(j["errors"].contains("grad:head.fc.weight"));
+  EXPECT_GT(j["errors"].size(), 40u);  // every parameter gradient is reported
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, VerifyCli,
+                         ::testing::Values("--sp 2", "--sp 3 --input 2,3,64,96 --checkpoint", "--sp 2 --dp 2",
+                                           "--sp 4 --input 1,3,32,256 --no-overlap",
+                                           "--sp 2 --dtype float32 --input 1,3,64,128"));
+
+TEST(VerifyCli, UnshardableWidthFailsBeforeLaunchWithNearestWidths) {
+  Result r = run("verify --sp 2 --input 1,3,64,100");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("stem.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("64 and 128"), std::string::npos) << r.out;
+}
+
+TEST(VerifyCli, BadOptionsAreListedTogether) {
+  Result r = run("verify --arch nope --sp 0 --input 1,3,64");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("--input"), std::string::npos) << r.out;
+}
+
+TEST(HaloCli, VersionAndHelp) {
+  Result v = run("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.out.find("halo 0."), std::string::npos) << v.out;
+  for (const char* verb : {"verify", "bench"}) {
+    Result h = run(std::string(verb) + " --help");
+    EXPECT_EQ(h.code, 0) << verb << ": " << h.out;
+  }
+}
+
+}  // namespace
