@@ -4,6 +4,9 @@ PRESET ?= default
 BUILD  := build
 JOBS   ?= $(shell nproc)
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
+# Share the compiler cache between checkouts (CI builds a fresh clone elsewhere).
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
 
 .PHONY: deps build run test bench clean
 
@@ -20,7 +23,7 @@ run: build
 	@packaging/run-main.sh
 
 test: build
-	ctest --preset $(PRESET) -j $(JOBS)
+	ctest --preset $(PRESET) -j $(JOBS) --timeout 1200
 
 bench: build
 	$(BUILD)/bin/halo bench comm

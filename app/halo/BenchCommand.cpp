@@ -1,11 +1,74 @@
-// `halo bench ...`: benchmarks that print tables (or --json). Measurements, not tests.
+// `halo bench comm` (table or --json) and its hidden per-rank verb `bench comm-rank`.
+// Benchmarks are measurements, never timed tests.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
 #include "Commands.h"
+#include "launch/CommBench.h"
 
 namespace halo::app {
 
+namespace {
+
+void add_shape_options(CLI::App* c, launch::CommBenchOptions& o) {
+  c->add_option("--batch", o.batch, "images (B) of the stage input")->capture_default_str();
+  c->add_option("--dim", o.dim, "channels (convnext_tiny stage 0: 96)")->capture_default_str();
+  c->add_option("--height", o.height, "feature-map height")->capture_default_str();
+  c->add_option("--width", o.width, "feature-map width (split over sp)")->capture_default_str();
+  c->add_option("--depth", o.depth, "blocks in the stage")->capture_default_str();
+  c->add_option("--iters", o.iters, "timed iterations")->capture_default_str();
+  c->add_option("--warmup", o.warmup, "untimed iterations first")->capture_default_str();
+}
+
+void print(const launch::CommBenchReport& r, bool json) {
+  if (json) {
+    nlohmann::json j;
+    j["shape"] = {r.options.batch, r.options.dim, r.options.height, r.options.width};
+    j["depth"] = r.options.depth;
+    for (const auto& l : r.layers)
+      j["layers"].push_back({{"layer", l.layer}, {"halo_left", l.halo_left}, {"halo_right", l.halo_right},
+                             {"bytes_per_step", l.bytes_per_step}, {"exchange_ms", l.exchange_ms}});
+    for (const auto& c : r.configs)
+      j["configs"].push_back({{"config", c.config}, {"sp", c.sp}, {"overlap", c.overlap}, {"step_ms", c.step_ms},
+                              {"speedup", c.speedup}});
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("ConvNeXt stage: %d blocks on (%ld, %ld, %ld, %ld) fp32, CPU, Gloo over loopback\n\n", r.options.depth,
+              r.options.batch, r.options.dim, r.options.height, r.options.width);
+  std::printf("%-22s %10s %16s %14s\n", "layer (rank 0)", "halo L+R", "bytes/step", "exchange ms");
+  for (const auto& l : r.layers)
+    std::printf("%-22s %6ld+%-3ld %16ld %14.3f\n", l.layer.c_str(), l.halo_left, l.halo_right, l.bytes_per_step,
+                l.exchange_ms);
+  std::printf("\n%-36s %12s %10s\n", "configuration", "step ms", "speed-up");
+  for (const auto& c : r.configs) std::printf("%-36s %12.1f %9.2fx\n", c.config.c_str(), c.step_ms, c.speedup);
+}
+
+}  // namespace
+
 void add_bench_commands(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Benchmarks: comm");
+  auto* bench = app.add_subcommand("bench", "Benchmarks (measurements printed as tables or --json)");
   bench->require_subcommand(1);
+
+  struct Args {
+    launch::CommBenchOptions o;
+    bool json = false, overlap = true;
+    std::string out;
+  };
+  auto a = std::make_shared<Args>();
+  auto* comm = bench->add_subcommand("comm", "Halo exchange cost and sp=2 step time against one process");
+  add_shape_options(comm, a->o);
+  comm->add_flag("--json", a->json, "print JSON");
+  comm->callback([a]() { print(launch::run_comm_bench(a->o), a->json); });
+
+  auto r = std::make_shared<Args>();
+  auto* rank = bench->add_subcommand("comm-rank", "One rank of `halo bench comm`");
+  rank->group("");
+  add_shape_options(rank, r->o);
+  rank->add_flag("--overlap,!--no-overlap", r->overlap, "overlap halo exchange with the interior");
+  rank->add_option("--out", r->out, "JSON result file (rank 0)")->required();
+  rank->callback([r]() { launch::run_comm_bench_rank(r->o, r->overlap, r->out); });
 }
 
 }  // namespace halo::app

@@ -67,3 +67,19 @@ TEST(HaloCli, VersionAndHelp) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(BenchCli, CommReportsLayersAndConfigs) {
+  Result r = run("bench comm --json --batch 1 --dim 8 --height 8 --width 32 --depth 1 --iters 1 --warmup 0");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  ASSERT_EQ(j["configs"].size(), 3u);
+  EXPECT_GT(j["configs"][1]["step_ms"].get<double>(), 0.0);
+  ASSERT_EQ(j["layers"].size(), 1u);
+  // A 7x7 depthwise conv on 2 ranks: 3 columns from the neighbour, both ways.
+  EXPECT_EQ(j["layers"][0]["halo_left"].get<int>() + j["layers"][0]["halo_right"].get<int>(), 3);
+  EXPECT_EQ(j["layers"][0]["bytes_per_step"].get<int64_t>(), 2 * 3 * 1 * 8 * 8 * 4);
+}
+
+}  // namespace
