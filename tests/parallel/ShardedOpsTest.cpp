@@ -1,5 +1,6 @@
 // Every width-sharded op against the unsharded PyTorch op on real ranks (Gloo, loopback):
-// output, input gradient, weight and bias gradients; sp in {1,2,3,4}; random shapes over
+// output, input gradient, weight and bias gradients (conv, max/avg pool, global average
+// pool, channel LayerNorm, sync BatchNorm, all-gather/scatter); sp in {1,2,3,4}; shapes over
 // kernels {1,2,3,4,5,7}, strides {1,2,4}, dilation {1,2}, groups {1,C}; halos wider than stripes.
 #include <gtest/gtest.h>
 
@@ -74,7 +75,7 @@ std::vector<OpCase> make_cases(const std::string& family, int sp) {
       for (int64_t k : {1, 2, 3, 4, 5, 7})
         for (int64_t s : {1, 2, 4}) add_windowed(op, k, s, op[0] == 'm' ? pick({1, 2}) : 1, 1, torch::kFloat64);
   } else {
-    for (const char* op : {"gap", "batchnorm", "gather", "scatter"})
+    for (const char* op : {"gap", "batchnorm", "layernorm", "gather", "scatter"})
       for (torch::Dtype dt : {torch::kFloat64, torch::kFloat32}) {
         OpCase c;
         c.op = op;
@@ -86,6 +87,11 @@ std::vector<OpCase> make_cases(const std::string& family, int sp) {
       }
   }
   return cases;
+}
+
+// LayerNorm over the channels of (B, C, H, W), as timm's LayerNorm2d.
+torch::Tensor channel_layer_norm(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+  return at::layer_norm(x.permute({0, 2, 3, 1}), {x.size(1)}, w, b, 1e-6).permute({0, 3, 1, 2});
 }
 
 // Full-size random tensors of case i, identical in every process.
@@ -107,6 +113,7 @@ torch::Tensor reference_forward(const OpCase& c, const torch::Tensor& x, const t
                           false, c.op == "avgpool");
   if (c.op == "gap") return x.mean({2, 3});
   if (c.op == "batchnorm") return at::batch_norm(x, w, b, *rm, *rv, true, 0.1, 1e-5, false);
+  if (c.op == "layernorm") return channel_layer_norm(x, w, b);
   return x * 1.0;  // gather / scatter: identity on the full tensor
 }
 
@@ -118,7 +125,7 @@ CaseData make_data(const OpCase& c, size_t i) {
   if (c.op == "conv") {
     d.w = torch::randn({c.C, c.C / c.spec.groups, c.spec.kernel[0], c.spec.kernel[1]}, gen, o);
     d.b = torch::randn({c.C}, gen, o);
-  } else if (c.op == "batchnorm") {
+  } else if (c.op == "batchnorm" || c.op == "layernorm") {
     d.w = torch::randn({c.C}, gen, o);
     d.b = torch::randn({c.C}, gen, o);
   }
@@ -158,6 +165,7 @@ void run_rank(const std::string& family, int sp, const testing::RankHarness& h) 
         if (c.op == "conv") out = sharded_conv2d(x, w, b, c.spec, {c.overlap});
         if (c.op == "maxpool") out = sharded_max_pool2d(x, c.spec);
         if (c.op == "avgpool" || c.op == "avgpool_nopad") out = sharded_avg_pool2d(x, c.spec, c.op == "avgpool");
+        if (c.op == "layernorm") out = x.with(channel_layer_norm(x.local, w, b));  // per pixel: local
         if (c.op == "batchnorm") {
           out = sync_batch_norm(x, bn, true);
           ar.write(fmt::format("c{}/running_var", i), bn.running_var);
