@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Halo: width-sharded (tensor-parallel) training for perception CNNs", "halo"};
   app.set_version_flag("--version", fmt::format("halo {} ({})", halo::util::version(), halo::util::git_revision()));
   app.require_subcommand(1);
+  halo::app::add_launch_commands(app);
   halo::app::add_verify_commands(app);
   halo::app::add_bench_commands(app);
   try {

@@ -31,13 +31,19 @@ std::string self_executable() {
 }
 
 RankSpawner::RankSpawner(std::string exe, std::vector<std::string> argv, std::map<std::string, std::string> env_extra,
-                         std::string log_dir)
-    : exe_(std::move(exe)), argv_(std::move(argv)), env_(std::move(env_extra)), log_dir_(std::move(log_dir)) {}
+                         std::string log_dir, bool capture_stdout)
+    : exe_(std::move(exe)),
+      argv_(std::move(argv)),
+      env_(std::move(env_extra)),
+      log_dir_(std::move(log_dir)),
+      capture_(capture_stdout) {}
 
 RankSpawner::~RankSpawner() {
   kill_all(SIGKILL);
   for (pid_t p : pids_)
     if (p > 0) ::waitpid(p, nullptr, 0);
+  for (int fd : out_fds_)
+    if (fd >= 0) ::close(fd);
 }
 
 void RankSpawner::start(int world_size, uint16_t master_port) {
@@ -67,12 +73,23 @@ void RankSpawner::start(int world_size, uint16_t master_port) {
     const std::string log = fmt::format("{}/rank{}.log", log_dir_, r);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    int pipe_fds[2] = {-1, -1};
+    if (capture_) {
+      if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw util::Error(fmt::format("cannot create a pipe for rank {}", r));
+      posix_spawn_file_actions_adddup2(&fa, pipe_fds[1], 1);
+      posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    } else {
+      posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    }
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     pid_t pid = -1;
     const int rc = ::posix_spawn(&pid, exe_.c_str(), &fa, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
+    if (capture_) {
+      ::close(pipe_fds[1]);
+      out_fds_.push_back(pipe_fds[0]);
+    }
     if (rc != 0) {
       kill_all(SIGKILL);
       throw util::Error(fmt::format("cannot start rank {} ({}): {}", r, exe_, std::strerror(rc)));
@@ -121,6 +138,23 @@ std::vector<RankExit> RankSpawner::wait_all(std::chrono::seconds timeout, std::c
     if (!progressed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return exits;
+}
+
+std::vector<RankExit> RankSpawner::poll_exits() {
+  std::vector<RankExit> out;
+  for (size_t r = 0; r < pids_.size(); ++r) {
+    if (pids_[r] <= 0) continue;
+    int status = 0;
+    if (::waitpid(pids_[r], &status, WNOHANG) != pids_[r]) continue;
+    RankExit e;
+    e.rank = static_cast<int>(r);
+    e.log_path = fmt::format("{}/rank{}.log", log_dir_, r);
+    e.signaled = WIFSIGNALED(status);
+    e.code = e.signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    pids_[r] = -1;
+    out.push_back(e);
+  }
+  return out;
 }
 
 std::string RankSpawner::log_tail(int rank, int lines) const {

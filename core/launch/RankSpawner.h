@@ -21,9 +21,14 @@ struct RankExit {
 class RankSpawner {
  public:
   // exe/argv: the program for every rank; env_extra: added to this process's environment.
-  // Each rank's stdout+stderr go to <log_dir>/rank<k>.log.
+  // Each rank's stdout+stderr go to <log_dir>/rank<k>.log; with capture_stdout, stdout
+  // goes to a pipe instead (stdout_fd(rank)) and only stderr to the log.
   RankSpawner(std::string exe, std::vector<std::string> argv, std::map<std::string, std::string> env_extra,
-              std::string log_dir);
+              std::string log_dir, bool capture_stdout = false);
+  int stdout_fd(int rank) const { return out_fds_.at(static_cast<size_t>(rank)); }
+  pid_t pid(int rank) const { return pids_.at(static_cast<size_t>(rank)); }
+  // Non-blocking: exits collected since the last call.
+  std::vector<RankExit> poll_exits();
   ~RankSpawner();  // kills whatever still runs
 
   // MASTER_ADDR=127.0.0.1, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK per rank.
@@ -41,6 +46,8 @@ class RankSpawner {
   std::map<std::string, std::string> env_;
   std::string log_dir_;
   std::vector<pid_t> pids_;
+  std::vector<int> out_fds_;
+  bool capture_ = false;
 };
 
 // Path of the running executable (/proc/self/exe).

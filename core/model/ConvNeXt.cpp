@@ -24,14 +24,15 @@ torch::Tensor ConvNeXtHeadImpl::forward(const torch::Tensor& pooled) {
 }
 
 ConvNeXtStageImpl::ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth, bool with_downsample,
-                                     bool conv_mlp, double norm_eps) {
+                                     bool conv_mlp, double norm_eps, std::vector<double> drop_path) {
   downsample = register_module("downsample", torch::nn::ModuleList());
   if (with_downsample) {
     downsample->push_back(LayerNorm2d(in_dim, norm_eps));
     downsample->push_back(ShardedConv2d(in_dim, out_dim, parallel::ConvSpec::square(2, 2)));
   }
   blocks = register_module("blocks", torch::nn::ModuleList());
-  for (int j = 0; j < depth; ++j) blocks->push_back(ConvNeXtBlock(out_dim, conv_mlp, norm_eps));
+  for (int j = 0; j < depth; ++j)
+    blocks->push_back(ConvNeXtBlock(out_dim, conv_mlp, norm_eps, 1e-6, j < static_cast<int>(drop_path.size()) ? drop_path[j] : 0.0));
 }
 
 ShardedTensor ConvNeXtStageImpl::forward(ShardedTensor x) {
@@ -55,14 +56,20 @@ ShardedTensor ConvNeXtStageImpl::forward_inner(ShardedTensor x) {
   return x;
 }
 
-ConvNeXtImpl::ConvNeXtImpl(const ConvNeXtVariant& v, int64_t num_classes, int64_t in_chans) : variant_(v) {
+ConvNeXtImpl::ConvNeXtImpl(const ConvNeXtVariant& v, int64_t num_classes, int64_t in_chans, double drop_path_rate)
+    : variant_(v) {
+  // timm: rates rise linearly from 0 to drop_path_rate over all blocks.
+  const int total = v.depths[0] + v.depths[1] + v.depths[2] + v.depths[3];
+  std::vector<std::vector<double>> rates(4);
+  for (int i = 0, b = 0; i < 4; ++i)
+    for (int j = 0; j < v.depths[i]; ++j, ++b) rates[i].push_back(total > 1 ? drop_path_rate * b / (total - 1) : 0.0);
   stem = register_module("stem", torch::nn::ModuleList());
   stem->push_back(ShardedConv2d(in_chans, v.dims[0], parallel::ConvSpec::square(4, 4)));
   stem->push_back(LayerNorm2d(v.dims[0], v.norm_eps));
   stages = register_module("stages", torch::nn::ModuleList());
   for (int i = 0; i < 4; ++i)
     stages->push_back(ConvNeXtStage(i == 0 ? v.dims[0] : v.dims[i - 1], v.dims[i], v.depths[i], i > 0, v.conv_mlp,
-                                    v.norm_eps));
+                                    v.norm_eps, rates[i]));
   head = register_module("head", ConvNeXtHead(v.dims[3], num_classes, v.norm_eps));
 }
 
@@ -88,6 +95,35 @@ std::vector<parallel::LayerWindow> ConvNeXtImpl::layer_windows() const {
     for (size_t j = 0; j < st.blocks->size(); ++j)
       add("stages." + std::to_string(i) + ".blocks." + std::to_string(j) + ".conv_dw",
           *st.blocks->at<ConvNeXtBlockImpl>(j).conv_dw);
+  }
+  return out;
+}
+
+std::vector<parallel::LayerWindow> ConvNeXtImpl::layer_windows(const ConvNeXtVariant& v) {
+  std::vector<parallel::LayerWindow> out{{"stem.0", {4, 4, 0, 1}}};
+  for (int i = 0; i < 4; ++i) {
+    if (i > 0) out.push_back({"stages." + std::to_string(i) + ".downsample.1", {2, 2, 0, 1}});
+    for (int j = 0; j < v.depths[i]; ++j)
+      out.push_back({"stages." + std::to_string(i) + ".blocks." + std::to_string(j) + ".conv_dw", {7, 1, 3, 1}});
+  }
+  return out;
+}
+
+std::vector<ConvNeXtImpl::LayerShape> ConvNeXtImpl::layout(int64_t height, int64_t width, int sp) const {
+  std::vector<LayerShape> out;
+  parallel::Partition part = parallel::even_partition(width, sp);
+  int64_t h = height;
+  size_t stage = 0;
+  for (const auto& lw : layer_windows()) {
+    const parallel::Window& w = lw.window;
+    LayerShape s{lw.name, 0, 0, w, part, parallel::output_partition(part, w)};
+    h = (h + 2 * w.padding - w.reach()) / w.stride + 1;  // square windows: H follows W's geometry
+    if (lw.name == "stem.0") s.channels = variant_.dims[0];
+    if (lw.name.rfind("stages.", 0) == 0) stage = static_cast<size_t>(lw.name[7] - '0');
+    if (s.channels == 0) s.channels = variant_.dims[stage];
+    s.height = h;
+    part = s.out;
+    out.push_back(std::move(s));
   }
   return out;
 }

@@ -32,7 +32,7 @@ TORCH_MODULE(ConvNeXtHead);
 
 class ConvNeXtImpl : public torch::nn::Module {
  public:
-  ConvNeXtImpl(const ConvNeXtVariant& variant, int64_t num_classes = 1000, int64_t in_chans = 3);
+  ConvNeXtImpl(const ConvNeXtVariant& variant, int64_t num_classes = 1000, int64_t in_chans = 3, double drop_path_rate = 0.0);
 
   // x: (B, 3, H, W/world) stripes; returns logits (B, classes), identical on every sp rank.
   torch::Tensor forward(const parallel::ShardedTensor& x);
@@ -40,6 +40,17 @@ class ConvNeXtImpl : public torch::nn::Module {
 
   // Every layer that changes or reads across W, in order (for the pre-launch check).
   std::vector<parallel::LayerWindow> layer_windows() const;
+  // The same list from the variant alone (no weights allocated): for checks before launch.
+  static std::vector<parallel::LayerWindow> layer_windows(const ConvNeXtVariant& v);
+  // Per layer that changes the map: name, output channels and height, and the output
+  // partition over sp ranks for a (B, 3, H, W) input (for the worker's layout event).
+  struct LayerShape {
+    std::string name;
+    int64_t channels = 0, height = 0;
+    parallel::Window window;
+    parallel::Partition in, out;
+  };
+  std::vector<LayerShape> layout(int64_t height, int64_t width, int sp) const;
   // head.* weights see replicated data; everything else sees stripes.
   static parallel::GradPlacement placement(const std::string& param_name);
   const ConvNeXtVariant& variant() const { return variant_; }
@@ -58,7 +69,8 @@ TORCH_MODULE(ConvNeXt);
 // A stage: optional downsample (0: LayerNorm2d, 1: conv 2x2/2) then its blocks.
 class ConvNeXtStageImpl : public torch::nn::Module {
  public:
-  ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth, bool downsample, bool conv_mlp, double norm_eps);
+  ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth, bool downsample, bool conv_mlp, double norm_eps,
+                    std::vector<double> drop_path = {});
   parallel::ShardedTensor forward(parallel::ShardedTensor x);
   CheckpointLevel checkpoint = CheckpointLevel::None;
 

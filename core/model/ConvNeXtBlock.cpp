@@ -29,8 +29,8 @@ torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
   return at::linear(at::gelu(at::linear(x, fc1_weight, fc1_bias)), fc2_weight, fc2_bias);
 }
 
-ConvNeXtBlockImpl::ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init)
-    : conv_mlp_(conv_mlp) {
+ConvNeXtBlockImpl::ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init, double drop_path)
+    : conv_mlp_(conv_mlp), drop_path_(drop_path) {
   conv_dw = register_module("conv_dw", ShardedConv2d(dim, dim, parallel::ConvSpec::square(7, 1, 3, 1, dim)));
   norm = register_module("norm", LayerNorm2d(dim, norm_eps));
   mlp = register_module("mlp", Mlp(dim, 4 * dim, conv_mlp));
@@ -45,6 +45,13 @@ parallel::ShardedTensor ConvNeXtBlockImpl::forward(const parallel::ShardedTensor
     y = mlp->forward(norm->forward_last(y.permute({0, 2, 3, 1}))).permute({0, 3, 1, 2});
   }
   y = y * gamma.view({1, -1, 1, 1});
+  if (is_training() && drop_path_ > 0) {
+    // One draw per sample from the default generator: every sp rank of a group is seeded
+    // alike and issues the same draws, so all stripes of a sample keep or drop together.
+    const double keep = 1.0 - drop_path_;
+    torch::Tensor mask = torch::empty({y.size(0), 1, 1, 1}, y.options()).bernoulli_(keep);
+    y = y * mask / keep;
+  }
   return x.with(y + x.local);
 }
 

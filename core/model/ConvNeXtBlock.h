@@ -28,7 +28,7 @@ TORCH_MODULE(Mlp);
 
 class ConvNeXtBlockImpl : public torch::nn::Module {
  public:
-  ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init = 1e-6);
+  ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init = 1e-6, double drop_path = 0.0);
   parallel::ShardedTensor forward(const parallel::ShardedTensor& x);  // (B, C, H, W/world)
 
   ShardedConv2d conv_dw{nullptr};
@@ -38,6 +38,7 @@ class ConvNeXtBlockImpl : public torch::nn::Module {
 
  private:
   bool conv_mlp_;
+  double drop_path_;  // stochastic depth: drop the residual branch per sample in training
 };
 TORCH_MODULE(ConvNeXtBlock);
 

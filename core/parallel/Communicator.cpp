@@ -2,6 +2,8 @@
 // Gloo gets CPU tensors (CUDA ones are staged through host memory); NCCL gets CUDA tensors.
 #include "parallel/Communicator.h"
 
+#include <atomic>
+
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -33,11 +35,19 @@ void wait_or_throw(const c10::intrusive_ptr<c10d::Work>& w, const Communicator& 
 
 const char* to_string(BackendKind k) { return k == BackendKind::Gloo ? "gloo" : "nccl"; }
 
+namespace {
+std::atomic<int64_t> g_wait_ns{0};
+}
+
+double comm_wait_seconds() { return static_cast<double>(g_wait_ns.load()) * 1e-9; }
+
 void Pending::wait() {
   if (wait_) {
     auto w = std::move(wait_);
     wait_ = nullptr;
+    const auto t0 = std::chrono::steady_clock::now();
     w();
+    g_wait_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   }
 }
 

@@ -15,6 +15,9 @@ namespace halo::parallel {
 enum class BackendKind { Gloo, Nccl };
 const char* to_string(BackendKind k);
 
+// Seconds this process has spent waiting for communication to complete (all groups).
+double comm_wait_seconds();
+
 // Completion of communication started asynchronously.
 class Pending {
  public:

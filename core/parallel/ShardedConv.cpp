@@ -3,6 +3,7 @@
 // owners while the weight gradient is computed.
 #include "parallel/ShardedConv.h"
 
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include "parallel/HaloExchange.h"
@@ -97,7 +98,16 @@ ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, c
   HaloPlan plan = make_halo_plan(x.part, win, x.rank(), "conv2d");
   Partition out = output_partition(x.part, win);
   auto cap = c10::make_intrusive<ConvCapsule>(std::move(plan), x.group, spec, opts.overlap);
-  at::Tensor y = ShardedConvFunction::apply(x.local, weight, bias, cap);  // (B, Cout, H', W'/world)
+  at::Tensor in = x.local, w = weight, b = bias;
+  // Autocast: cast outside the autograd function (differentiably), as autocast would for conv2d.
+  const auto dev = in.device().type();
+  if (at::autocast::is_autocast_enabled(dev)) {
+    const auto dt = at::autocast::get_autocast_dtype(dev);
+    in = in.to(dt);
+    w = w.to(dt);
+    if (b.defined()) b = b.to(dt);
+  }
+  at::Tensor y = ShardedConvFunction::apply(in, w, b, cap);  // (B, Cout, H', W'/world)
   return {y, std::move(out), x.group};
 }
 

@@ -7,21 +7,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "RunHelpers.h"
+#include "launch/Verify.h"
+#include "model/ConvNeXtVariant.h"
+
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
+using Result = halo::testing::CliResult;
+Result run(const std::string& args) { return halo::testing::run_halo(args); }
 
-Result run(const std::string& args) {
-  const std::string cmd = std::string(HALO_CLI) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = ::pclose(p);
-  return {WEXITSTATUS(status), out};
+TEST(Verify, AcceptsEveryConvNeXtVariant) {
+  for (const auto& v : halo::model::convnext_variants()) {
+    halo::launch::VerifyOptions o;
+    o.arch = v.name;
+    o.input = {1, 3, 64, 128};
+    o.sp = 2;
+    EXPECT_NO_THROW(halo::launch::validate(o)) << v.name;
+  }
 }
 
 class VerifyCli : public ::testing::TestWithParam<std::string> {};

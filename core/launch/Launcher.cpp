@@ -1,0 +1,213 @@
+// Event loop: poll() the ranks' stdout pipes, tag each JSON line with its rank, append it
+// to <run>/events.jsonl, print a progress line from rank 0's steps, watch exits.
+#include "launch/Launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "launch/RankSpawner.h"
+#include "model/ConvNeXt.h"
+#include "parallel/Rendezvous.h"
+#include "parallel/ShardingCheck.h"
+#include "train/ExperimentConfig.h"
+#include "util/Error.h"
+
+namespace halo::launch {
+
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+std::atomic<int> g_interrupted{0};
+void on_sigint(int) { g_interrupted = 1; }
+
+std::string timestamp() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return buf;
+}
+
+std::optional<std::string> latest_checkpoint(const fs::path& run_dir) {
+  std::optional<std::string> best;
+  if (!fs::exists(run_dir / "checkpoints")) return best;
+  for (const auto& e : fs::directory_iterator(run_dir / "checkpoints")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("step-", 0) == 0 && e.path().extension() == ".pt" && (!best || e.path().string() > *best))
+      best = e.path().string();
+  }
+  return best;
+}
+
+// Everything about the experiment that must hold before any process starts.
+void check_before_launch(train::ExperimentConfig& cfg, int nproc) {
+  if (nproc > 0 && nproc != cfg.world_size())
+    throw util::Error(fmt::format("--nproc {} does not match parallel.sp x parallel.dp = {} x {} = {}", nproc,
+                                  cfg.parallel.sp, cfg.parallel.dp, cfg.world_size()),
+                      fmt::format("drop --nproc, or use --set parallel.sp={}", nproc / std::max(1, cfg.parallel.dp)));
+  auto variant = model::find_convnext_variant(cfg.model.arch);
+  if (variant) parallel::check_shardable(model::ConvNeXtImpl::layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) b /= 1024, ++u;
+  return fmt::format("{:.1f} {}", b, units[u]);
+}
+
+std::string eta(double seconds) {
+  const auto s = static_cast<int64_t>(seconds);
+  return fmt::format("{}:{:02d}:{:02d}", s / 3600, (s / 60) % 60, s % 60);
+}
+
+}  // namespace
+
+LaunchResult run_launch(const LaunchOptions& o) {
+  LaunchResult res;
+  train::ExperimentConfig cfg;
+  std::string resume_from;
+  fs::path run_dir;
+  if (!o.resume_dir.empty()) {
+    run_dir = o.resume_dir;
+    cfg = train::load_experiment((run_dir / "config.json").string(), o.overrides);
+    auto ckpt = latest_checkpoint(run_dir);
+    if (!ckpt)
+      throw util::Error(fmt::format("run folder {} has no checkpoint to resume from", run_dir.string()),
+                        "set train.checkpoint_every in the experiment so runs can be resumed");
+    resume_from = *ckpt;
+  } else {
+    std::vector<std::string> warnings;
+    cfg = train::load_experiment(o.experiment, o.overrides, &warnings);
+    for (const auto& w : warnings) std::fprintf(stderr, "halo: warning: %s\n", w.c_str());
+    run_dir = cfg.run_dir.empty() ? fs::path(o.runs_root) / fmt::format("{}-{}", cfg.name, timestamp()) : fs::path(cfg.run_dir);
+  }
+  check_before_launch(cfg, o.nproc);
+  fs::create_directories(run_dir);
+  res.run_dir = run_dir.string();
+  // One launcher per run folder.
+  const int lock_fd = ::open((run_dir / ".launcher.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0)
+    throw util::Error(fmt::format("another launcher is using run folder {}", run_dir.string()),
+                      "wait for it to finish, or start a new run");
+  struct LockGuard {
+    int fd;
+    ~LockGuard() { ::close(fd); }
+  } lock_guard{lock_fd};
+  {
+    std::ofstream(run_dir / "config.json") << train::to_json(cfg).dump(2) << "\n";
+  }
+
+  const int world = cfg.world_size();
+  parallel::LocalStoreServer server(0, world, std::chrono::seconds(300));
+  std::vector<std::string> args{"worker", "--run-dir", run_dir.string()};
+  if (!resume_from.empty()) args.insert(args.end(), {"--resume", resume_from});
+  RankSpawner ranks(self_executable(), args,
+                    {{"HALO_AGENT_STORE", "1"}, {"OMP_NUM_THREADS", std::to_string(cfg.parallel.threads_per_rank)}},
+                    run_dir.string(), /*capture_stdout=*/true);
+  g_interrupted = 0;
+  auto old_handler = std::signal(SIGINT, on_sigint);
+  ranks.start(world, server.port());
+  std::fprintf(stderr, "halo: run %s: %d rank(s), %s, %s, sp=%d dp=%d%s\n", run_dir.c_str(), world,
+               cfg.model.arch.c_str(), cfg.parallel.strategy.c_str(), cfg.parallel.sp, cfg.parallel.dp,
+               resume_from.empty() ? "" : (" resuming from " + resume_from).c_str());
+
+  std::ofstream events(run_dir / "events.jsonl", std::ios::app);
+  std::vector<std::string> partial(static_cast<size_t>(world));
+  std::vector<bool> open(static_cast<size_t>(world), true);
+  int running = world;
+  std::optional<clock_type::time_point> kill_at;
+  std::string failure;
+  const auto t0 = clock_type::now();
+  int64_t first_step = -1;
+  const bool tty = ::isatty(2);
+  auto handle_line = [&](int rank, const std::string& line) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) j = {{"event", "log"}, {"text", line}};
+    j["rank"] = rank;
+    events << j.dump() << "\n";
+    events.flush();
+    const std::string ev = j.value("event", "");
+    if (ev == "error" && failure.empty())
+      failure = fmt::format("rank {}: {}{}", rank, j.value("message", ""),
+                            j.value("hint", "").empty() ? "" : "\n  hint: " + j.value("hint", ""));
+    if (ev == "step" && rank == 0) {
+      const int64_t step = j["step"].get<int64_t>();
+      if (first_step < 0) first_step = step;
+      res.steps = step + 1;
+      res.last_loss = j["losses"].value("loss", 0.0);
+      const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
+      const double rate = static_cast<double>(step - first_step + 1) / std::max(elapsed, 1e-9);
+      if (o.progress) {
+        const std::string msg = fmt::format("step {}/{}  loss {:.4f}  {:.2f} it/s  ETA {}  peak {}", step + 1,
+                                            cfg.schedule.steps, res.last_loss, rate,
+                                            eta(static_cast<double>(cfg.schedule.steps - step - 1) / std::max(rate, 1e-9)),
+                                            human_bytes(j["memory"].value("peak", 0.0)));
+        std::fprintf(stderr, tty ? "\r%-100s" : "%s\n", msg.c_str());
+      }
+    }
+  };
+  while (running > 0) {
+    std::vector<pollfd> fds;
+    std::vector<int> who;
+    for (int r = 0; r < world; ++r)
+      if (open[static_cast<size_t>(r)]) {
+        fds.push_back({ranks.stdout_fd(r), POLLIN, 0});
+        who.push_back(r);
+      }
+    if (!fds.empty()) ::poll(fds.data(), fds.size(), 100);
+    else ::usleep(100000);
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      auto& acc = partial[static_cast<size_t>(who[i])];
+      if (n <= 0) {
+        open[static_cast<size_t>(who[i])] = false;
+        if (!acc.empty()) handle_line(who[i], acc), acc.clear();
+        continue;
+      }
+      acc.append(buf, static_cast<size_t>(n));
+      for (size_t nl; (nl = acc.find('\n')) != std::string::npos;) {
+        handle_line(who[i], acc.substr(0, nl));
+        acc.erase(0, nl + 1);
+      }
+    }
+    for (const RankExit& e : ranks.poll_exits()) {
+      --running;
+      if (e.code != 0 && !kill_at) {
+        if (failure.empty()) failure = fmt::format("rank {} exited with code {}", e.rank, e.code);
+        failure += fmt::format("\n  rank {} log ({}):\n{}", e.rank, e.log_path, ranks.log_tail(e.rank, 15));
+        ranks.kill_all(SIGTERM);
+        kill_at = clock_type::now() + std::chrono::seconds(o.kill_grace_s);
+      }
+    }
+    if (g_interrupted && !kill_at) {
+      failure = "stopped by the user (Ctrl-C)";
+      ranks.kill_all(SIGTERM);
+      kill_at = clock_type::now() + std::chrono::seconds(o.kill_grace_s);
+    }
+    if (kill_at && clock_type::now() > *kill_at) ranks.kill_all(SIGKILL);
+  }
+  std::signal(SIGINT, old_handler);
+  if (o.progress && tty) std::fprintf(stderr, "\n");
+  res.failure = failure;
+  res.exit_code = failure.empty() ? 0 : (g_interrupted ? 130 : 1);
+  return res;
+}
+
+}  // namespace halo::launch

@@ -1,0 +1,103 @@
+// The counting allocator delegates to the CPU allocator that was installed before it and
+// keeps atomic current/peak counters; each block carries its size in the DataPtr context.
+#include "train/MemoryTracker.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+
+#include <c10/core/CPUAllocator.h>
+#ifdef HALO_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace halo::train {
+
+namespace {
+
+std::atomic<int64_t> g_current{0};
+std::atomic<int64_t> g_peak{0};
+
+class CountingAllocator final : public c10::Allocator {
+ public:
+  explicit CountingAllocator(c10::Allocator* base) : base_(base) {}
+
+  c10::DataPtr allocate(size_t n) override {
+    c10::DataPtr inner = base_->allocate(n);
+    void* ptr = inner.get();
+    auto* ctx = new Block{std::move(inner), static_cast<int64_t>(n)};
+    const int64_t now = g_current.fetch_add(ctx->bytes) + ctx->bytes;
+    int64_t peak = g_peak.load();
+    while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+    }
+    return {ptr, ctx, &CountingAllocator::release, c10::Device(c10::DeviceType::CPU)};
+  }
+
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    base_->copy_data(dest, src, count);
+  }
+
+ private:
+  struct Block {
+    c10::DataPtr inner;
+    int64_t bytes;
+  };
+  static void release(void* ctx) {
+    auto* b = static_cast<Block*>(ctx);
+    g_current.fetch_sub(b->bytes);
+    delete b;
+  }
+  c10::Allocator* base_;
+};
+
+}  // namespace
+
+void MemoryTracker::install() {
+  static CountingAllocator* installed = [] {
+    auto* a = new CountingAllocator(c10::GetCPUAllocator());
+    c10::SetCPUAllocator(a, /*priority=*/100);
+    return a;
+  }();
+  (void)installed;
+}
+
+int64_t MemoryTracker::rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+MemorySample MemoryTracker::cpu() {
+  const int64_t rss = rss_bytes();
+  return {g_current.load(), g_peak.load(), rss, rss};
+}
+
+MemorySample MemoryTracker::cuda(int device) {
+  MemorySample s;
+#ifdef HALO_WITH_CUDA
+  using c10::CachingDeviceAllocator::StatType;
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+  const auto agg = static_cast<size_t>(StatType::AGGREGATE);
+  s.current = stats.allocated_bytes[agg].current;
+  s.peak = stats.allocated_bytes[agg].peak;
+  s.reserved = stats.reserved_bytes[agg].current;
+#else
+  (void)device;
+#endif
+  s.rss = rss_bytes();
+  return s;
+}
+
+void MemoryTracker::reset_peak() {
+  g_peak.store(g_current.load());
+#ifdef HALO_WITH_CUDA
+  if (c10::cuda::device_count() > 0)
+    for (int d = 0; d < c10::cuda::device_count(); ++d)
+      c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(d));
+#endif
+}
+
+}  // namespace halo::train

@@ -1,0 +1,253 @@
+// One optimizer step = `accumulation` micro-steps (forward, backward, no communication but
+// halos), then one gradient sync, unscale, agreed overflow check, global-norm clip, update.
+// Randomness is a function of (seed, step, micro-step, dp group): resume replays exactly.
+#include "train/Trainer.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include <ATen/autocast_mode.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+#ifdef HALO_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+#include "model/ConvNeXt.h"
+#include "parallel/GradSync.h"
+#include "parallel/HaloPlan.h"
+#include "parallel/Mesh.h"
+#include "parallel/ShardedTensor.h"
+#include "train/LossScaler.h"
+#include "train/LrSchedule.h"
+#include "train/Optimizer.h"
+#include "train/SyntheticTask.h"
+#include "util/Error.h"
+
+namespace halo::train {
+
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+double ms(clock_type::time_point a, clock_type::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+}  // namespace
+
+struct Trainer::State {
+  torch::Device device{torch::kCPU};
+  model::ConvNeXt model{nullptr};
+  std::unique_ptr<Optimizer> optim;
+  std::unique_ptr<parallel::GradSync> sync;
+  std::unique_ptr<SyntheticTask> task;
+  LossScaler scaler{false};
+  LrSchedule schedule;
+  at::ScalarType autocast = at::kFloat;
+  int64_t step = 0;
+};
+
+Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> mesh)
+    : cfg_(cfg), mesh_(std::move(mesh)), s_(std::make_unique<State>()) {
+  auto variant = model::find_convnext_variant(cfg_.model.arch);
+  if (!variant)
+    throw util::Error(fmt::format("model.arch '{}' is unknown", cfg_.model.arch),
+                      "choose one of: " + model::convnext_variant_names());
+  if (cfg_.parallel.device == "cuda") {
+#ifdef HALO_WITH_CUDA
+    const int n = c10::cuda::device_count();
+    if (n == 0) throw util::Error("parallel.device is cuda but no GPU is visible", "set parallel.device to cpu");
+    s_->device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(mesh_->rank() % n));
+#else
+    throw util::Error("parallel.device is cuda but this Halo was built without CUDA", "set parallel.device to cpu");
+#endif
+  }
+  torch::manual_seed(cfg_.train.seed);  // identical initial weights on every rank
+  s_->model = model::ConvNeXt(*variant, cfg_.model.num_classes, 3, cfg_.model.drop_path);
+  s_->model->to(s_->device);
+  const bool ckpt = cfg_.parallel.strategy == "checkpoint" || cfg_.parallel.strategy == "tp+checkpoint";
+  if (ckpt)
+    s_->model->set_checkpoint(cfg_.parallel.checkpoint_level == "stage" ? model::CheckpointLevel::Stage
+                                                                         : model::CheckpointLevel::Block);
+  parallel::check_shardable(s_->model->layer_windows(), cfg_.data.width, mesh_->shape().sp);
+  auto params = named_parameters();
+  s_->optim = std::make_unique<Optimizer>(params, OptimizerOptions{cfg_.optim.name, cfg_.optim.weight_decay,
+                                                                   cfg_.optim.momentum, cfg_.optim.beta1,
+                                                                   cfg_.optim.beta2, cfg_.optim.eps});
+  s_->sync = std::make_unique<parallel::GradSync>(params, model::ConvNeXtImpl::placement, mesh_);
+  s_->task = std::make_unique<SyntheticTask>(cfg_.data.views, cfg_.data.height, cfg_.data.width,
+                                             cfg_.model.num_classes, cfg_.train.seed);
+  s_->scaler = LossScaler(cfg_.train.precision == "fp16");
+  if (cfg_.train.precision == "bf16") s_->autocast = at::kBFloat16;
+  if (cfg_.train.precision == "fp16") s_->autocast = at::kHalf;
+  const int64_t global_batch = cfg_.data.batch * cfg_.train.accumulation * mesh_->shape().dp;
+  const double peak = cfg_.optim.scale_lr ? scaled_lr(cfg_.optim.lr, global_batch, cfg_.optim.base_batch) : cfg_.optim.lr;
+  s_->schedule = LrSchedule{peak, cfg_.schedule.warmup_steps, cfg_.schedule.steps, cfg_.schedule.min_lr_ratio};
+  s_->model->train();
+}
+
+Trainer::~Trainer() = default;
+
+int64_t Trainer::next_step() const { return s_->step; }
+
+std::vector<std::pair<std::string, at::Tensor>> Trainer::named_parameters() const {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (auto& p : s_->model->named_parameters()) out.emplace_back(p.key(), p.value());
+  return out;
+}
+
+std::string Trainer::device_name() const { return s_->device.str(); }
+
+StepResult Trainer::step() {
+  StepResult r;
+  r.step = s_->step;
+  r.lr = s_->schedule.at(s_->step);
+  const int accum = cfg_.train.accumulation;
+  const int64_t N = cfg_.data.batch, V = cfg_.data.views;
+  const double comm0 = parallel::comm_wait_seconds();
+  const auto t_start = clock_type::now();
+  MemoryTracker::reset_peak();
+  const auto dev_type = s_->device.type();
+  double loss_sum = 0;
+  for (int m = 0; m < accum; ++m) {
+    torch::manual_seed(cfg_.train.seed * 1000003ULL + static_cast<uint64_t>((s_->step * accum + m) * 4099) +
+                       static_cast<uint64_t>(mesh_->dp_index()));
+    const int64_t first = ((s_->step * accum + m) * mesh_->shape().dp + mesh_->dp_index()) * N;
+    SyntheticSample b = s_->task->batch(first, N);
+    at::Tensor images = b.images.view({N * V, 3, cfg_.data.height, cfg_.data.width}).to(s_->device);
+    const auto t0 = clock_type::now();
+    at::Tensor loss;
+    {
+      const bool ac = s_->autocast != at::kFloat;
+      const bool prev = at::autocast::is_autocast_enabled(dev_type);
+      at::autocast::set_autocast_enabled(dev_type, ac);
+      if (ac) at::autocast::set_autocast_dtype(dev_type, s_->autocast);
+      parallel::ShardedTensor x = parallel::shard_evenly(images, mesh_->sp_ptr());  // (N*V, 3, H, W/sp)
+      at::Tensor logits = s_->model->forward(x).view({N, V, -1}).mean(1).to(at::kFloat);  // (N, classes)
+      loss = torch::cross_entropy_loss(logits, b.labels.to(s_->device));
+      at::autocast::set_autocast_enabled(dev_type, prev);
+      at::autocast::clear_cache();
+    }
+    const auto t1 = clock_type::now();
+    (loss * (s_->scaler.scale() / accum)).backward();
+    const auto t2 = clock_type::now();
+    r.time.forward_ms += ms(t0, t1);
+    r.time.backward_ms += ms(t1, t2);
+    loss_sum += loss.item<double>() / accum;
+  }
+  const auto t_sync = clock_type::now();
+  s_->sync->sync();
+  const auto t_opt = clock_type::now();
+  // Unscale, agree on overflow, clip on the (identical after sync) global norm, update.
+  double sq = 0;
+  for (auto& [name, p] : named_parameters())
+    if (p.grad().defined()) {
+      if (s_->scaler.enabled()) p.mutable_grad().div_(s_->scaler.scale());
+      sq += p.grad().to(at::kDouble).pow(2).sum().item<double>();
+    }
+  at::Tensor flags = torch::tensor({std::isfinite(sq) ? 0.0 : 1.0, loss_sum}, torch::kFloat64);
+  mesh_->world().all_reduce_sum(flags);
+  r.grad_norm = std::sqrt(sq);
+  r.loss_scale = s_->scaler.scale();
+  r.skipped = s_->scaler.update(flags[0].item<double>() > 0);
+  if (!r.skipped) {
+    if (cfg_.optim.grad_clip > 0 && r.grad_norm > cfg_.optim.grad_clip) {
+      const double f = cfg_.optim.grad_clip / (r.grad_norm + 1e-6);
+      for (auto& [name, p] : named_parameters())
+        if (p.grad().defined()) p.mutable_grad().mul_(f);
+    }
+    s_->optim->step(r.lr);
+  }
+  s_->optim->zero_grad();
+  const auto t_end = clock_type::now();
+  r.losses["loss"] = flags[1].item<double>() / mesh_->world().size();
+  r.time.optim_ms = ms(t_opt, t_end);
+  r.time.comm_ms = (parallel::comm_wait_seconds() - comm0) * 1e3;
+  r.time.total_ms = ms(t_start, t_end);
+  (void)t_sync;
+  r.memory = s_->device.is_cuda() ? MemoryTracker::cuda(s_->device.index()) : MemoryTracker::cpu();
+  r.samples_per_s = static_cast<double>(N * accum * mesh_->shape().dp) / (r.time.total_ms / 1e3);
+  ++s_->step;
+  return r;
+}
+
+void Trainer::save_checkpoint(const std::string& path) const {
+  torch::serialize::OutputArchive ar;
+  for (auto& [name, p] : named_parameters()) ar.write("model/" + name, p.detach().cpu());
+  for (auto& [name, t] : s_->optim->state()) ar.write("optim/" + name, t.cpu());
+  ar.write("meta/step", torch::tensor(s_->step, torch::kInt64));
+  ar.write("meta/loss_scale", torch::tensor(s_->scaler.scale(), torch::kFloat64));
+  ar.write("meta/scaler_good_steps", torch::tensor(s_->scaler.good_steps(), torch::kInt64));
+  ar.write("meta/config", c10::IValue(to_json(cfg_).dump()));
+  const std::string tmp = path + ".tmp";
+  ar.save_to(tmp);
+  fs::rename(tmp, path);
+}
+
+void Trainer::load_checkpoint(const std::string& path) {
+  torch::serialize::InputArchive ar;
+  try {
+    ar.load_from(path);
+  } catch (const std::exception& e) {
+    throw util::Error(fmt::format("cannot read checkpoint {}: {}", path, e.what()),
+                      "pick another checkpoint of the run (checkpoints/step-*.pt)");
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& [name, p] : named_parameters()) {
+    at::Tensor t;
+    if (!ar.try_read("model/" + name, t) || t.sizes() != p.sizes())
+      throw util::Error(fmt::format("checkpoint {} has no tensor '{}' of shape {}", path, name, c10::str(p.sizes())),
+                        "resume with the experiment the checkpoint was written with");
+    p.copy_(t);
+  }
+  std::map<std::string, at::Tensor> state;
+  for (auto& [key, t] : s_->optim->state()) {
+    at::Tensor v;
+    if (ar.try_read("optim/" + key, v)) state[key] = v.to(t.device());
+  }
+  s_->optim->load_state(state);
+  at::Tensor step, scale, good;
+  ar.read("meta/step", step);
+  ar.read("meta/loss_scale", scale);
+  ar.read("meta/scaler_good_steps", good);
+  s_->step = step.item<int64_t>();
+  s_->scaler.restore(scale.item<double>(), good.item<int64_t>());
+}
+
+nlohmann::json Trainer::layout_event() const {
+  const int sp = mesh_->shape().sp;
+  const int64_t images = cfg_.data.batch * cfg_.data.views;
+  const int64_t bytes_per = cfg_.train.precision == "fp32" ? 4 : 2;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : s_->model->layout(cfg_.data.height, cfg_.data.width, sp)) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (int r = 0; r < sp; ++r) {
+      const parallel::HaloPlan plan = parallel::make_halo_plan(l.in, l.window, r, l.name.c_str());
+      int64_t left = 0, right = 0;
+      for (const auto& p : plan.pieces)
+        if (p.source == parallel::Piece::Source::Peer) (p.peer < r ? left : right) += p.columns.size();
+      const int64_t w = l.out.span(r).size();
+      ranks.push_back({{"rank", r},
+                       {"in_columns", {l.in.span(r).begin, l.in.span(r).end}},
+                       {"out_columns", {l.out.span(r).begin, l.out.span(r).end}},
+                       {"shape", {images, l.channels, l.height, w}},
+                       {"halo_left", left},
+                       {"halo_right", right},
+                       {"activation_bytes", images * l.channels * l.height * w * bytes_per}});
+    }
+    layers.push_back({{"name", l.name},
+                      {"kernel", l.window.kernel},
+                      {"stride", l.window.stride},
+                      {"padding", l.window.padding},
+                      {"dilation", l.window.dilation},
+                      {"ranks", ranks}});
+  }
+  return {{"event", "layout"},
+          {"input", {images, 3, cfg_.data.height, cfg_.data.width}},
+          {"sp", sp},
+          {"dp", mesh_->shape().dp},
+          {"layers", layers}};
+}
+
+}  // namespace halo::train

@@ -1,0 +1,60 @@
+// The training loop of one rank: multi-view ConvNeXt classification on a dp x sp mesh with
+// any memory strategy, accumulation, mixed precision, clipping and a schedule; checkpoints.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "train/ExperimentConfig.h"
+#include "train/MemoryTracker.h"
+
+namespace halo::parallel {
+class Mesh;
+}
+
+namespace halo::train {
+
+struct StepTimings {
+  double forward_ms = 0, backward_ms = 0, comm_ms = 0, optim_ms = 0, total_ms = 0;
+};
+
+struct StepResult {
+  int64_t step = 0;                      // the step just taken (0-based)
+  std::map<std::string, double> losses;  // "loss" (mean over dp groups)
+  double lr = 0, grad_norm = 0, loss_scale = 1;
+  bool skipped = false;                  // non-finite gradients: no update (agreed by all ranks)
+  StepTimings time;
+  MemorySample memory;
+  double samples_per_s = 0;              // global samples per second
+};
+
+class Trainer {
+ public:
+  Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> mesh);
+  ~Trainer();
+
+  StepResult step();
+  int64_t next_step() const;
+  bool finished() const { return next_step() >= cfg_.schedule.steps; }
+
+  // Resume checkpoints (weights, optimizer, scaler, step): temp file + rename. Every rank
+  // holds identical state, so rank 0 writes and every rank can read.
+  void save_checkpoint(const std::string& path) const;
+  void load_checkpoint(const std::string& path);
+
+  nlohmann::json layout_event() const;  // per layer: shape on each rank, halos, activation bytes
+  std::string device_name() const;
+  // Named parameters (timm names) for export.
+  std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;
+
+ private:
+  struct State;
+  ExperimentConfig cfg_;
+  std::shared_ptr<parallel::Mesh> mesh_;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace halo::train

@@ -1,0 +1,148 @@
+// `halo launch` end to end on CPU ranks: strategies give the same losses as one process,
+// resume equals an uninterrupted run, loss falls, a killed rank stops the run, and bad
+// experiments are refused with every problem named.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include "RunHelpers.h"
+
+namespace halo::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<double> run_losses(const nlohmann::json& patch, const std::string& tag) {
+  const std::string dir = fresh_dir(tag);
+  CliResult r = run_halo("launch --no-progress " + write_experiment(dir, patch));
+  EXPECT_EQ(r.code, 0) << r.out;
+  return losses(dir + "/run");
+}
+
+void expect_same(const std::vector<double>& a, const std::vector<double>& b, double rel) {
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], rel * std::abs(b[i])) << "step " << i;
+}
+
+TEST(Launch, ShardedAndCheckpointedRunsEqualOneProcess) {
+  const auto single = run_losses({{"parallel", {{"strategy", "none"}, {"sp", 1}}}}, "single");
+  const auto tp2 = run_losses({{"parallel", {{"strategy", "tp"}, {"sp", 2}}}}, "tp2");
+  const auto ckpt = run_losses({{"parallel", {{"strategy", "checkpoint"}, {"sp", 1}}}}, "ckpt");
+  const auto both = run_losses({{"parallel", {{"strategy", "tp+checkpoint"}, {"sp", 2}, {"checkpoint_level", "stage"}}}},
+                               "tpckpt");
+  ASSERT_EQ(single.size(), 5u);
+  expect_same(tp2, single, 1e-5);
+  expect_same(ckpt, single, 1e-5);
+  expect_same(both, single, 1e-5);
+}
+
+TEST(Launch, HybridDpSpRunsAndDropPathReplaysUnderCheckpointing) {
+  // dp=2 x sp=2 with stochastic depth: checkpointed recompute must replay the same masks.
+  const nlohmann::json base = {{"model", {{"drop_path", 0.3}}}, {"train", {{"accumulation", 2}}}};
+  nlohmann::json a = base, b = base;
+  a["parallel"] = {{"strategy", "tp"}, {"sp", 2}, {"dp", 2}};
+  b["parallel"] = {{"strategy", "tp+checkpoint"}, {"sp", 2}, {"dp", 2}};
+  expect_same(run_losses(b, "hyb-ckpt"), run_losses(a, "hyb"), 1e-5);
+}
+
+TEST(Launch, ResumeEqualsUninterrupted) {
+  const nlohmann::json patch = {{"schedule", {{"steps", 6}}}, {"train", {{"checkpoint_every", 3}}}};
+  const auto full = run_losses(patch, "full");
+  // A run of 3 steps (same schedule length) then resumed from its checkpoint.
+  const std::string dir = fresh_dir("resume");
+  const std::string exp = write_experiment(dir, patch);
+  CliResult first = run_halo("launch --no-progress " + exp + " --set schedule.steps=6 --set train.checkpoint_every=3");
+  ASSERT_EQ(first.code, 0) << first.out;
+  // Throw away everything after step 3, as if the run had died there.
+  fs::remove(dir + "/run/checkpoints/step-000006.pt");
+  fs::rename(dir + "/run/events.jsonl", dir + "/run/events.first.jsonl");
+  CliResult resumed = run_halo("launch --no-progress --resume " + dir + "/run");
+  ASSERT_EQ(resumed.code, 0) << resumed.out;
+  const auto tail = losses(dir + "/run");
+  ASSERT_EQ(tail.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(tail[i], full[3 + i], 1e-6 * std::abs(full[3 + i])) << "step " << 3 + i;
+}
+
+TEST(Launch, LossFallsOnTheSyntheticTask) {
+  const auto l = run_losses({{"schedule", {{"steps", 30}, {"warmup_steps", 3}}}, {"optim", {{"lr", 0.004}}}}, "falls");
+  ASSERT_EQ(l.size(), 30u);
+  double first = 0, last = 0;
+  for (int i = 0; i < 5; ++i) first += l[static_cast<size_t>(i)] / 5, last += l[l.size() - 1 - static_cast<size_t>(i)] / 5;
+  EXPECT_LT(last, 0.8 * first) << "first-5 mean " << first << ", last-5 mean " << last;
+}
+
+TEST(Launch, KilledRankStopsTheRunWithinTenSeconds) {
+  const std::string dir = fresh_dir("kill");
+  const std::string exp = write_experiment(dir, {{"schedule", {{"steps", 100000}}}});
+  std::thread killer([&] {
+    for (int i = 0; i < 600; ++i) {
+      auto steps = read_events(dir + "/run", "step", 1);
+      auto hello = read_events(dir + "/run", "hello", 1);
+      if (!steps.empty() && !hello.empty()) {
+        ::kill(hello[0]["pid"].get<int>(), SIGKILL);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  CliResult r = run_halo("launch --no-progress " + exp);
+  killer.join();
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("rank 1"), std::string::npos) << r.out;
+  // Time from the first step to the end stays small: the launcher does not wait for rank 0.
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(total, 60.0);
+  auto last = read_events(dir + "/run", "step", 0);
+  ASSERT_FALSE(last.empty());
+  EXPECT_LT(last.back()["step"].get<int64_t>(), 100000 - 1);
+}
+
+TEST(Launch, BadExperimentListsEveryProblem) {
+  const std::string dir = fresh_dir("bad");
+  const std::string exp = write_experiment(
+      dir, {{"optim", {{"lr", -1}}}, {"model", {{"arch", "convnext_huge"}}}, {"data", {{"width", 100}}}});
+  CliResult r = run_halo("launch --no-progress " + exp);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("optim.lr"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model.arch"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/run/events.jsonl"));
+}
+
+TEST(Launch, UnshardableWidthNamesNearestWidths) {
+  const std::string dir = fresh_dir("width");
+  CliResult r = run_halo("launch --no-progress " + write_experiment(dir, {{"data", {{"width", 96}}}}));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("64 and 128"), std::string::npos) << r.out;
+}
+
+TEST(Launch, WorkerEventsCarryLayoutMemoryAndTimings) {
+  const std::string dir = fresh_dir("events");
+  CliResult r = run_halo("launch --no-progress " + write_experiment(dir, {}));
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto hello = read_events(dir + "/run", "hello", -1);
+  EXPECT_EQ(hello.size(), 2u);
+  auto layout = read_events(dir + "/run", "layout");
+  ASSERT_EQ(layout.size(), 1u);
+  const auto& stem = layout[0]["layers"][0];
+  EXPECT_EQ(stem["name"], "stem.0");
+  EXPECT_EQ(stem["ranks"].size(), 2u);
+  EXPECT_EQ(stem["ranks"][1]["shape"][3].get<int64_t>(), 128 / 4 / 2);
+  auto step = read_events(dir + "/run", "step", 1);
+  ASSERT_EQ(step.size(), 5u);
+  EXPECT_GT(step[0]["memory"]["peak"].get<int64_t>(), 0);
+  EXPECT_GT(step[0]["memory"]["rss"].get<int64_t>(), 0);
+  EXPECT_GT(step[0]["time_ms"]["forward"].get<double>(), 0.0);
+  EXPECT_EQ(read_events(dir + "/run", "checkpoint").size(), 1u);
+  EXPECT_EQ(read_events(dir + "/run", "done", -1).size(), 2u);
+}
+
+}  // namespace
+}  // namespace halo::testing

@@ -1,0 +1,30 @@
+// Test helpers for end-to-end runs through the real CLI: write an experiment, run
+// `halo launch`, read the run's events.jsonl.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace halo::testing {
+
+struct CliResult {
+  int code = 0;
+  std::string out;  // stdout + stderr
+};
+
+// Runs build/bin/halo with arguments (shell-quoted by the caller where needed).
+CliResult run_halo(const std::string& args);
+
+// A tiny, fast experiment (convnext_test, 2 views of 32x128, 5 steps) in a fresh temp
+// folder; `patch` is merged over it. Returns the path of the experiment file.
+std::string write_experiment(const std::string& dir, const nlohmann::json& patch);
+
+// Events of one rank (all ranks when rank < 0) from <run_dir>/events.jsonl.
+std::vector<nlohmann::json> read_events(const std::string& run_dir, const std::string& event, int rank = 0);
+std::vector<double> losses(const std::string& run_dir);
+
+std::string fresh_dir(const std::string& tag);
+
+}  // namespace halo::testing
