@@ -1,0 +1,399 @@
+// One table of fields (visit_fields) is walked by the reader, the writer and the
+// unknown-key check, so defaults, validation and serialisation cannot drift apart.
+#include "train/ExperimentConfig.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "model/ConvNeXtVariant.h"
+#include "util/Error.h"
+
+namespace halo::train {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int64_t kBillion = 1'000'000'000;
+
+struct Interval {  // a real interval, each end open or closed; finite values only
+  double lo = -kInf, hi = kInf;
+  bool lo_open = false, hi_open = false;
+  bool contains(double v) const { return std::isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi); }
+  std::string describe() const {
+    if (std::isinf(hi)) return fmt::format("a finite number {} {}", lo_open ? ">" : ">=", lo);
+    return fmt::format("a number in {}{}, {}{}", lo_open ? "(" : "[", lo, hi, hi_open ? ")" : "]");
+  }
+};
+constexpr Interval kPositive{0, kInf, true, false};
+constexpr Interval kNonNegative{0, kInf, false, false};
+constexpr Interval kUnitOpen{0, 1, false, true};
+constexpr Interval kUnit{0, 1, false, false};
+
+using Choices = std::initializer_list<std::string_view>;
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out(1);
+  for (char ch : s) ch == sep ? out.emplace_back() : out.back() += ch;
+  return out;
+}
+
+std::pair<std::string, std::string> split_last(const std::string& path) {
+  const auto dot = path.rfind('.');
+  if (dot == std::string::npos) return {"", path};
+  return {path.substr(0, dot), path.substr(dot + 1)};
+}
+
+// The value as the user wrote it (NaN/Inf, which JSON cannot hold, by name).
+std::string show(const json& v) {
+  const double d = v.is_number_float() ? v.get<double>() : 0.0;
+  if (!std::isfinite(d)) return std::isnan(d) ? "nan" : (d > 0 ? "inf" : "-inf");
+  const std::string s = v.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+std::string type_of(const json& v) {  // "a string", "an object", "null", ...
+  return v.is_null() ? "null" : std::string(v.is_object() || v.is_array() ? "an " : "a ") + v.type_name();
+}
+
+// A whole number that fits int64 (integral floats such as 1e3 count), else nullopt.
+std::optional<int64_t> whole(const json& v) {
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) return std::nullopt;
+  if (v.is_number_integer()) return v.get<int64_t>();  // signed or unsigned
+  const double d = v.is_number_float() ? v.get<double>() : kInf;
+  return std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.2e18 ? std::optional(static_cast<int64_t>(d)) : std::nullopt;
+}
+
+struct Range { int64_t lo, hi; };  // inclusive integer range
+struct Any {};                       // any value of the field's type
+
+// Reads each field from the JSON into the config, recording a problem per bad value.
+class Reader {
+ public:
+  Reader(const json& root, ConfigResult& out) : root_(root), out_(out) {}
+  std::set<std::string> known, sections, bad;
+
+  void section(const std::string& key) {
+    known.insert(key);
+    sections.insert(key);
+    if (auto it = root_.find(key); it != root_.end() && !it->is_object())
+      problem(key, *it, fmt::format("use an object of {} settings, e.g. \"{}\": {{...}}, not {}", key, key, type_of(*it)));
+  }
+  void field(const std::string& path, std::string& out, Any) { field(path, out, Choices{}); }
+  void field(const std::string& path, std::string& out, Choices options) {
+    const json* v = find(path);
+    if (!v) return;
+    const std::string fix = options.size() ? fmt::format("choose one of: {}", fmt::join(options, ", ")) : "use a string";
+    if (!v->is_string()) return problem(path, *v, fix + (options.size() ? " (a string), not " : ", not ") + type_of(*v));
+    if (options.size() && std::find(options.begin(), options.end(), v->get<std::string>()) == options.end())
+      return problem(path, *v, fix);
+    out = v->get<std::string>();
+  }
+  template <class T>
+  void field(const std::string& path, T& out, Range r) {
+    const json* v = find(path);
+    if (!v) return;
+    const std::string want = fmt::format("use an integer from {} to {}", r.lo, r.hi);
+    if (!v->is_number()) return problem(path, *v, want + ", not " + type_of(*v));
+    const auto n = whole(*v);
+    const double d = v->get<double>();
+    const char* why = std::isfinite(d) && std::floor(d) != d ? " (not a whole number)" : "";
+    if (!n || *n < r.lo || *n > r.hi) return problem(path, *v, want + why);
+    out = static_cast<T>(*n);
+  }
+  void field(const std::string& path, uint64_t& out, Any) {
+    const json* v = find(path);
+    if (v && v->is_number_unsigned()) out = v->get<uint64_t>();
+    else if (auto n = v ? whole(*v) : std::nullopt; n && *n >= 0) out = static_cast<uint64_t>(*n);
+    else if (v)
+      problem(path, *v, fmt::format("use an integer from 0 to {}{}", UINT64_MAX, v->is_number() ? "" : ", not " + type_of(*v)));
+  }
+  void field(const std::string& path, double& out, Interval range) {
+    const json* v = find(path);
+    if (!v) return;
+    if (!v->is_number()) return problem(path, *v, "use " + range.describe() + ", not " + type_of(*v));
+    if (!range.contains(v->get<double>())) return problem(path, *v, "use " + range.describe());
+    out = v->get<double>();
+  }
+  void field(const std::string& path, bool& out, Any) {
+    const json* v = find(path);
+    if (v && v->is_boolean()) out = v->get<bool>();
+    else if (v) problem(path, *v, "use a boolean (true or false), not " + type_of(*v));
+  }
+
+ private:
+  // The value at a dotted path; nullptr when absent or under a non-object.
+  const json* find(const std::string& path) {
+    known.insert(path);
+    const json* node = &root_;
+    for (const auto& part : split(path, '.')) {
+      auto it = node->find(part);  // end() for a non-object
+      if (it == node->end()) return nullptr;
+      node = &*it;
+    }
+    return node;
+  }
+  void problem(const std::string& path, const json& v, std::string fix) {
+    out_.problems.push_back({path, show(v), std::move(fix)});
+    bad.insert(path);
+  }
+  const json& root_;
+  ConfigResult& out_;
+};
+
+// Writes each field at its dotted path.
+struct Writer {
+  json out = json::object();
+  void section(const std::string& key) { out[key] = json::object(); }
+  void field(const std::string& path, const std::string& v, Choices) { field(path, v, Any{}); }
+  template <class T, class Rule>
+  void field(std::string path, const T& v, Rule) {
+    std::replace(path.begin(), path.end(), '.', '/');
+    out[json::json_pointer("/" + path)] = v;
+  }
+};
+
+// Every field, its JSON path, type and allowed values. Sections precede their fields.
+template <class Config, class V>
+void visit_fields(Config& c, V& v) {
+  v.field("name", c.name, Any{});
+  v.field("task", c.task, {"convnext", "openlanev2"});
+  v.field("run_dir", c.run_dir, Any{});
+  v.section("model");
+  v.field("model.arch", c.model.arch, Any{});  // checked against the task below
+  v.field("model.num_classes", c.model.num_classes, Range{1, 1'000'000});
+  v.field("model.drop_path", c.model.drop_path, kUnitOpen);
+  v.section("data");
+  v.field("data.source", c.data.source, {"synthetic", "openlanev2"});
+  v.field("data.root", c.data.root, Any{});
+  v.field("data.views", c.data.views, Range{1, 64});
+  v.field("data.height", c.data.height, Range{32, 65536});  // 32: the backbones' total stride
+  v.field("data.width", c.data.width, Range{32, 65536});
+  v.field("data.batch", c.data.batch, Range{1, 1'000'000});
+  v.field("data.workers", c.data.workers, Range{0, 256});
+  v.section("parallel");
+  v.field("parallel.strategy", c.parallel.strategy, {"none", "checkpoint", "tp", "tp+checkpoint"});
+  v.field("parallel.sp", c.parallel.sp, Range{1, 1024});
+  v.field("parallel.dp", c.parallel.dp, Range{1, 1024});
+  v.field("parallel.checkpoint_level", c.parallel.checkpoint_level, {"block", "stage"});
+  v.field("parallel.backend", c.parallel.backend, {"auto", "gloo", "nccl"});
+  v.field("parallel.device", c.parallel.device, {"cpu", "cuda"});
+  v.field("parallel.threads_per_rank", c.parallel.threads_per_rank, Range{1, 1024});
+  v.section("optim");
+  v.field("optim.name", c.optim.name, {"adamw", "sgd", "lamb"});
+  v.field("optim.lr", c.optim.lr, kPositive);
+  v.field("optim.weight_decay", c.optim.weight_decay, kNonNegative);
+  v.field("optim.momentum", c.optim.momentum, kUnitOpen);
+  v.field("optim.beta1", c.optim.beta1, kUnitOpen);
+  v.field("optim.beta2", c.optim.beta2, kUnitOpen);
+  v.field("optim.eps", c.optim.eps, kPositive);
+  v.field("optim.grad_clip", c.optim.grad_clip, kNonNegative);
+  v.field("optim.scale_lr", c.optim.scale_lr, Any{});
+  v.field("optim.base_batch", c.optim.base_batch, Range{1, kBillion});
+  v.section("schedule");
+  v.field("schedule.steps", c.schedule.steps, Range{1, kBillion});
+  v.field("schedule.warmup_steps", c.schedule.warmup_steps, Range{0, kBillion});
+  v.field("schedule.min_lr_ratio", c.schedule.min_lr_ratio, kUnit);
+  v.section("train");
+  v.field("train.accumulation", c.train.accumulation, Range{1, 65536});
+  v.field("train.precision", c.train.precision, {"fp32", "bf16", "fp16"});
+  v.field("train.seed", c.train.seed, Any{});
+  v.field("train.log_every", c.train.log_every, Range{1, kBillion});
+  v.field("train.checkpoint_every", c.train.checkpoint_every, Range{0, kBillion});
+  v.field("train.eval_every", c.train.eval_every, Range{0, kBillion});
+}
+
+// Rules between fields; a rule is skipped when one of its fields already has a problem.
+void check_combinations(const ExperimentConfig& c, const Reader& r, std::vector<ConfigProblem>& out) {
+  auto ok = [&](std::initializer_list<std::string> paths) {
+    return std::none_of(paths.begin(), paths.end(), [&](const std::string& p) {
+      return r.bad.count(p) || r.bad.count(p.substr(0, p.find('.')));
+    });
+  };
+  auto quote = [](const std::string& s) { return json(s).dump(); };
+  auto add = [&](std::string field, std::string value, std::string fix) { out.push_back({field, value, fix}); };
+  auto name_char = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'; };
+  const bool name_ok = !c.name.empty() && c.name.size() <= 100 && c.name[0] != '.';
+  if (ok({"name"}) && !(name_ok && std::all_of(c.name.begin(), c.name.end(), name_char)))
+    add("name", quote(c.name), "use 1-100 letters, digits, '-', '_' or '.', not starting with '.' (it names the run directory)");
+  if (ok({"model.arch", "task"})) {
+    const std::string names = model::convnext_variant_names();
+    if (c.model.arch == "resnet18" && c.task != "openlanev2")
+      add("model.arch", quote(c.model.arch), "resnet18 is for task openlanev2: set the task, or choose one of: " + names);
+    else if (c.model.arch != "resnet18" && !model::find_convnext_variant(c.model.arch))
+      add("model.arch", quote(c.model.arch), "choose one of: " + names + (c.task == "openlanev2" ? ", resnet18" : ""));
+  }
+  if (ok({"data.source", "data.root"}) && c.data.source == "openlanev2" && c.data.root.empty())
+    add("data.root", quote(c.data.root), "set data.root to the OpenLane-V2 directory, or use data.source \"synthetic\"");
+  const bool shards = c.parallel.strategy.starts_with("tp");  // tp, tp+checkpoint
+  if (ok({"parallel.strategy", "parallel.sp"}) && shards != (c.parallel.sp > 1))
+    add("parallel.sp", std::to_string(c.parallel.sp),
+        quote(c.parallel.strategy) + (shards ? " shards the width over sp ranks: set parallel.sp to 2 or more, or choose "
+                                               "strategy none or checkpoint"
+                                             : " does not shard: set parallel.sp to 1, or choose strategy tp or tp+checkpoint"));
+  if (ok({"parallel.backend", "parallel.device"}) && c.parallel.backend == "nccl" && c.parallel.device == "cpu")
+    add("parallel.backend", quote(c.parallel.backend),
+        "NCCL needs CUDA tensors: use backend gloo or auto on device cpu, or set parallel.device to cuda");
+  if (ok({"train.precision", "parallel.device"}) && c.train.precision == "fp16" && c.parallel.device == "cpu")
+    add("train.precision", quote(c.train.precision), "fp16 needs device cuda: use bf16 or fp32 on cpu");
+  if (ok({"schedule.steps", "schedule.warmup_steps"}) && c.schedule.warmup_steps > c.schedule.steps)
+    add("schedule.warmup_steps", std::to_string(c.schedule.warmup_steps),
+        fmt::format("use at most schedule.steps ({})", c.schedule.steps));
+}
+
+// Levenshtein distance (one row).
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0]++;
+    for (size_t j = 1; j <= b.size(); ++j)
+      diag = std::exchange(row[j], std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])}));
+  }
+  return row[b.size()];
+}
+
+// Close enough to suggest: a small edit distance, a prefix or suffix ("batch_size",
+// "num_workers"), or the initials of a multi-word key ("lr" for "learning_rate").
+bool similar(const std::string& a, const std::string& b) {
+  const auto& s = a.size() < b.size() ? a : b;
+  const auto& l = a.size() < b.size() ? b : a;
+  if (s.size() >= 3 && (l.starts_with(s) || l.ends_with(s))) return true;
+  std::string initials;
+  for (const auto& w : split(l, '_')) initials += w.substr(0, 1);
+  if (initials.size() >= 2 && s == initials) return true;
+  return edit_distance(a, b) <= (l.size() <= 4 ? 1u : 2u);
+}
+
+// The known key closest to an unknown one, comparing last parts; same section on ties.
+std::optional<std::string> closest_key(const std::string& path, const std::set<std::string>& known) {
+  const auto [parent, leaf] = split_last(path);
+  std::optional<std::string> best;
+  size_t best_score = std::numeric_limits<size_t>::max();
+  for (const auto& k : known) {
+    const auto [kparent, kleaf] = split_last(k);
+    if (!similar(leaf, kleaf)) continue;
+    const size_t score = 2 * edit_distance(leaf, kleaf) + (kparent != parent);  // exact elsewhere beats close here
+    if (score < best_score) best = k, best_score = score;
+  }
+  return best;
+}
+
+void warn_unknown(const json& root, const Reader& r, std::vector<std::string>& warnings) {
+  auto warn = [&](const std::string& path) {
+    std::string w = fmt::format("unknown key '{}' ignored", path);
+    if (r.known.count(path))  // a literal dotted key, e.g. {"optim.lr": 1}
+      w += fmt::format("; nest it: \"{}\": {{\"{}\": ...}}", split_last(path).first, split_last(path).second);
+    else if (auto s = closest_key(path, r.known))
+      w += fmt::format("; did you mean '{}'?", *s);
+    warnings.push_back(std::move(w));
+  };
+  for (const auto& [key, value] : root.items()) {
+    if (key.find('.') != std::string::npos || !r.known.count(key)) warn(key);
+    else if (r.sections.count(key) && value.is_object())
+      for (const auto& [sub, unused] : value.items())
+        if (!r.known.count(key + "." + sub)) warn(key + "." + sub);
+  }
+}
+
+}  // namespace
+
+ConfigResult parse_experiment(const json& j) {
+  ConfigResult r;
+  if (!j.is_object()) {
+    r.problems.push_back(
+        {"", show(j), "the experiment must be a JSON object, e.g. {\"optim\": {\"lr\": 0.001}}, not " + type_of(j)});
+    return r;
+  }
+  Reader reader(j, r);
+  visit_fields(r.config, reader);
+  check_combinations(r.config, reader, r.problems);
+  warn_unknown(j, reader, r.warnings);
+  return r;
+}
+
+void apply_override(json& j, const std::string& assignment) {
+  auto malformed = [&](const std::string& why) {
+    return util::Error(fmt::format("--set '{}': {}", assignment, why),
+                       "write --set section.key=value, e.g. --set optim.lr=0.0005 or --set parallel.device=cuda");
+  };
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos) throw malformed("no '=' between the key and the value");
+  const auto parts = split(assignment.substr(0, eq), '.');
+  if (std::any_of(parts.begin(), parts.end(), [](const auto& p) { return p.empty(); }))
+    throw malformed(eq == 0 ? "the key before '=' is empty" : "the key has an empty part (check its dots)");
+  if (!j.is_object()) throw malformed(fmt::format("the experiment is {}, not a JSON object", type_of(j)));
+  json value = json::parse(assignment.substr(eq + 1), nullptr, false);
+  if (value.is_discarded()) value = assignment.substr(eq + 1);
+  json* node = &j;
+  std::string walked;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    walked += (i ? "." : "") + parts[i];
+    json& next = (*node)[parts[i]];  // inserts null when missing
+    if (next.is_null()) next = json::object();
+    if (!next.is_object()) throw malformed(fmt::format("'{}' is {}, not a section of settings", walked, type_of(next)));
+    node = &next;
+  }
+  (*node)[parts.back()] = std::move(value);
+}
+
+ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides,
+                                 std::vector<std::string>* warnings) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw util::Error(fmt::format("experiment file '{}' does not exist", path),
+                      "check the path; ready files are in experiments/, e.g. experiments/quickstart.json");
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open() || std::filesystem::is_directory(path, ec))
+    throw util::Error(
+        fmt::format("cannot read experiment file '{}': {}", path, in.is_open() ? "it is a directory" : std::strerror(errno)),
+        "give the path of a readable .json file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    if (auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
+    throw util::Error(fmt::format("experiment file '{}' is not valid JSON: {}", path, what),
+                      "fix the JSON at that line and column (strings in double quotes, no trailing commas)");
+  }
+  for (const auto& o : overrides) apply_override(j, o);
+  ConfigResult r = parse_experiment(j);
+  if (warnings) warnings->insert(warnings->end(), r.warnings.begin(), r.warnings.end());
+  if (const size_t n = r.problems.size())
+    throw util::Error(
+        fmt::format("experiment '{}' has {} problem{}:\n{}", path, n, n == 1 ? "" : "s", describe_problems(r.problems)),
+        "fix them in the file, or override with --set section.key=value");
+  return r.config;
+}
+
+json to_json(const ExperimentConfig& c) {
+  Writer w;
+  visit_fields(c, w);
+  return std::move(w.out);
+}
+
+std::string describe_problems(const std::vector<ConfigProblem>& p) {
+  std::string out;
+  for (const auto& x : p)
+    out += fmt::format("{}  - {}: {}: {}", out.empty() ? "" : "\n", x.field.empty() ? "(top level)" : x.field, x.value, x.fix);
+  return out;
+}
+
+}  // namespace halo::train

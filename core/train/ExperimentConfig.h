@@ -1,0 +1,120 @@
+// The experiment file of `halo launch EXPERIMENT.json [--set key=value ...]`: typed config
+// with defaults, parsing that reports every problem at once, --set overrides, JSON out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace halo::train {
+
+struct ModelConfig {
+  std::string arch = "convnext_atto";
+  int64_t num_classes = 10;
+  double drop_path = 0.0;
+  bool operator==(const ModelConfig&) const = default;
+};
+
+struct DataConfig {
+  std::string source = "synthetic";  // synthetic|openlanev2
+  std::string root;                  // required for openlanev2
+  int64_t views = 7;
+  int64_t height = 64;
+  int64_t width = 256;
+  int64_t batch = 1;  // samples per dp group per micro-step
+  int workers = 2;
+  bool operator==(const DataConfig&) const = default;
+};
+
+struct ParallelConfig {
+  std::string strategy = "tp";  // none|checkpoint|tp|tp+checkpoint
+  int sp = 2;
+  int dp = 1;
+  std::string checkpoint_level = "block";  // block|stage
+  std::string backend = "auto";            // auto|gloo|nccl
+  std::string device = "cpu";              // cpu|cuda
+  int threads_per_rank = 1;
+  bool operator==(const ParallelConfig&) const = default;
+};
+
+struct OptimConfig {
+  std::string name = "adamw";  // adamw|sgd|lamb
+  double lr = 1e-3;
+  double weight_decay = 0.05;
+  double momentum = 0.9;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double grad_clip = 1.0;  // 0 = off
+  bool scale_lr = false;   // lr * global batch / base_batch
+  int64_t base_batch = 256;
+  bool operator==(const OptimConfig&) const = default;
+};
+
+struct ScheduleConfig {
+  int64_t steps = 50;
+  int64_t warmup_steps = 5;
+  double min_lr_ratio = 0.01;
+  bool operator==(const ScheduleConfig&) const = default;
+};
+
+struct TrainConfig {
+  int accumulation = 1;
+  std::string precision = "fp32";  // fp32|bf16|fp16
+  uint64_t seed = 0;
+  int log_every = 1;
+  int checkpoint_every = 0;  // 0 = only at the end
+  int eval_every = 0;
+  bool operator==(const TrainConfig&) const = default;
+};
+
+struct ExperimentConfig {
+  std::string name = "experiment";
+  std::string task = "convnext";  // convnext|openlanev2
+  std::string run_dir;            // empty: runs/<name>-<timestamp> chosen by the launcher
+  ModelConfig model;
+  DataConfig data;
+  ParallelConfig parallel;
+  OptimConfig optim;
+  ScheduleConfig schedule;
+  TrainConfig train;
+  int world_size() const { return parallel.sp * parallel.dp; }
+  bool operator==(const ExperimentConfig&) const = default;
+};
+
+// One invalid setting. field: dotted path ("optim.lr"; "" for the top level);
+// value: the value as written (JSON text); fix: what to write instead.
+struct ConfigProblem {
+  std::string field;
+  std::string value;
+  std::string fix;
+};
+
+struct ConfigResult {
+  ExperimentConfig config;  // defaults where a setting was missing or had a problem
+  std::vector<ConfigProblem> problems;
+  std::vector<std::string> warnings;  // unknown keys (ignored), with the closest known key
+};
+
+// Parses + validates; never throws for bad content (problems are collected).
+ConfigResult parse_experiment(const nlohmann::json& j);
+
+// Applies "a.b.c=value" (value parsed as JSON if it parses, else taken as a string) to j,
+// creating missing objects; util::Error on malformed text or a path through a non-object.
+void apply_override(nlohmann::json& j, const std::string& assignment);
+
+// Reads the file (errors name the path: missing, unreadable, not JSON with line/column),
+// applies overrides in order, parses; throws util::Error listing every problem
+// ("  - field: value: fix" lines) when there are problems. Warnings go to *warnings.
+ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides,
+                                 std::vector<std::string>* warnings = nullptr);
+
+// The full config, every field; parse_experiment(to_json(c)) round-trips.
+nlohmann::json to_json(const ExperimentConfig& c);
+
+// "  - field: value: fix" per problem, newline-separated.
+std::string describe_problems(const std::vector<ConfigProblem>& p);
+
+}  // namespace halo::train

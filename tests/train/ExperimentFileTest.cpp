@@ -1,0 +1,206 @@
+// Experiment files and --set overrides: the shipped files load clean, file errors name the
+// path (and the line for bad JSON), overrides reach nested keys and malformed ones throw.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "train/ExperimentConfig.h"
+#include "util/Error.h"
+
+namespace halo::train {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string shipped(const std::string& name) { return std::string(HALO_SOURCE_DIR) + "/experiments/" + name; }
+
+// A scratch directory per test, removed afterwards.
+class ExperimentFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("halo-config-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& text, const std::string& name = "experiment.json") {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  fs::path dir_;
+};
+
+// The util::Error message of f(), or a failure when it does not throw one.
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const util::Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected util::Error";
+  return {};
+}
+
+class ShippedExperiment : public ::testing::TestWithParam<std::string> {};
+TEST_P(ShippedExperiment, LoadsWithoutProblemsOrWarnings) {
+  std::vector<std::string> warnings;
+  ExperimentConfig c;
+  ASSERT_NO_THROW(c = load_experiment(shipped(GetParam()), {}, &warnings));
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_EQ(parse_experiment(to_json(c)).config, c);
+}
+INSTANTIATE_TEST_SUITE_P(Files, ShippedExperiment, ::testing::Values("quickstart.json", "convnext_xl_seed.json"),
+                         [](const auto& info) { return info.param.substr(0, info.param.find('.')); });
+
+TEST(ShippedExperiments, QuickstartIsConvNeXtAttoOnTwoCpuRanks) {
+  const ExperimentConfig c = load_experiment(shipped("quickstart.json"), {});
+  EXPECT_EQ(c.model.arch, "convnext_atto");
+  EXPECT_EQ(c.model.num_classes, 10);
+  EXPECT_EQ(c.data.source, "synthetic");
+  EXPECT_EQ((std::vector<int64_t>{c.data.views, c.data.height, c.data.width, c.data.batch}),
+            (std::vector<int64_t>{7, 64, 256, 1}));
+  EXPECT_EQ(c.parallel.strategy, "tp");
+  EXPECT_EQ(c.parallel.sp, 2);
+  EXPECT_EQ(c.parallel.device, "cpu");
+  EXPECT_EQ(c.optim.name, "adamw");
+  EXPECT_EQ(c.optim.lr, 1e-3);
+  EXPECT_EQ(c.schedule.steps, 30);
+  EXPECT_EQ(c.schedule.warmup_steps, 5);
+  EXPECT_EQ(c.train.seed, 0u);
+  EXPECT_EQ(c.world_size(), 2);
+}
+
+TEST(ShippedExperiments, ConvNeXtXlSeedIsThePublishedTp4Setup) {
+  const ExperimentConfig c = load_experiment(shipped("convnext_xl_seed.json"), {});
+  EXPECT_EQ(c.model.arch, "convnext_xlarge");
+  EXPECT_EQ((std::vector<int64_t>{c.data.views, c.data.height, c.data.width}), (std::vector<int64_t>{7, 512, 2048}));
+  EXPECT_EQ(c.parallel.device, "cuda");
+  EXPECT_EQ(c.parallel.backend, "nccl");
+  EXPECT_EQ(c.parallel.strategy, "tp");
+  EXPECT_EQ(c.parallel.sp, 4);
+  EXPECT_EQ(c.train.precision, "fp32");
+  EXPECT_EQ(c.optim.name, "adamw");
+  EXPECT_EQ(c.schedule.steps, 100);
+}
+
+TEST_F(ExperimentFileTest, EveryProblemIsListedInTheError) {
+  const std::string path = write(R"({
+    "model": {"arch": "convnext_huge"},
+    "data": {"views": 0},
+    "parallel": {"device": "tpu"},
+    "optim": {"lr": -0.1, "learning_rate": 0.1},
+    "schedule": {"steps": 10, "warmup_steps": 20}
+  })");
+  std::vector<std::string> warnings;
+  const std::string msg = error_of([&] { load_experiment(path, {}, &warnings); });
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+  EXPECT_NE(msg.find("has 5 problems:"), std::string::npos) << msg;
+  for (const char* field : {"model.arch", "data.views", "parallel.device", "optim.lr", "schedule.warmup_steps"})
+    EXPECT_NE(msg.find(std::string("\n  - ") + field + ": "), std::string::npos) << field << " in\n" << msg;
+  EXPECT_EQ(warnings, std::vector<std::string>{"unknown key 'optim.learning_rate' ignored; did you mean 'optim.lr'?"});
+}
+
+TEST_F(ExperimentFileTest, MissingFileNamesThePath) {
+  const std::string path = (dir_ / "nope" / "missing.json").string();
+  const std::string msg = error_of([&] { load_experiment(path, {}); });
+  EXPECT_NE(msg.find("'" + path + "' does not exist"), std::string::npos) << msg;
+}
+
+TEST_F(ExperimentFileTest, DirectoryIsNotReadable) {
+  const std::string msg = error_of([&] { load_experiment(dir_.string(), {}); });
+  EXPECT_NE(msg.find("cannot read experiment file '" + dir_.string() + "': it is a directory"), std::string::npos) << msg;
+}
+
+TEST_F(ExperimentFileTest, UnreadableFileNamesThePath) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads files without read permission";
+  const std::string path = write("{}");
+  fs::permissions(path, fs::perms::none);
+  const std::string msg = error_of([&] { load_experiment(path, {}); });
+  EXPECT_NE(msg.find("cannot read experiment file '" + path + "'"), std::string::npos) << msg;
+}
+
+TEST_F(ExperimentFileTest, InvalidJsonNamesThePathLineAndColumn) {
+  const std::string path = write("{\n  \"name\": \"x\",\n  \"optim\": {\"lr\": 0.001,}\n}\n");
+  const std::string msg = error_of([&] { load_experiment(path, {}); });
+  EXPECT_NE(msg.find("experiment file '" + path + "' is not valid JSON"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("line 3, column 25"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("[json.exception"), std::string::npos) << msg;
+  const std::string empty = write("", "empty.json");
+  EXPECT_NE(error_of([&] { load_experiment(empty, {}); }).find("'" + empty + "' is not valid JSON"), std::string::npos);
+}
+
+TEST_F(ExperimentFileTest, OverridesApplyBeforeValidation) {
+  const std::string quick = shipped("quickstart.json");
+  const ExperimentConfig c = load_experiment(quick, {"parallel.sp=1", "parallel.strategy=none", "optim.lr=5e-4"});
+  EXPECT_EQ(c.parallel.sp, 1);
+  EXPECT_EQ(c.parallel.strategy, "none");
+  EXPECT_EQ(c.optim.lr, 5e-4);
+  const std::string msg = error_of([&] { load_experiment(quick, {"parallel.sp=1"}); });
+  EXPECT_NE(msg.find("  - parallel.sp: 1: \"tp\" shards the width"), std::string::npos) << msg;
+  std::vector<std::string> warnings;
+  load_experiment(quick, {"optim.learnin_rate=0.1"}, &warnings);
+  EXPECT_EQ(warnings, std::vector<std::string>{"unknown key 'optim.learnin_rate' ignored; did you mean 'optim.lr'?"});
+  EXPECT_NE(error_of([&] { load_experiment(quick, {"optim.lr"}); }).find("--set 'optim.lr'"), std::string::npos);
+}
+
+struct Override {
+  std::string assignment;
+  std::string pointer;  // where the value lands
+  json value;
+};
+std::ostream& operator<<(std::ostream& os, const Override& o) { return os << o.assignment; }
+
+class ApplyOverride : public ::testing::TestWithParam<Override> {};
+TEST_P(ApplyOverride, SetsTheValueAtThePath) {
+  json j = {{"name", "x"}, {"optim", {{"lr", 0.001}, {"name", "adamw"}}}};
+  apply_override(j, GetParam().assignment);
+  const json& got = j.at(json::json_pointer(GetParam().pointer));
+  EXPECT_EQ(got, GetParam().value);
+  EXPECT_EQ(got.type(), GetParam().value.type()) << got.dump();
+  EXPECT_EQ(j["name"], GetParam().pointer == "/name" ? GetParam().value : json("x"));  // others untouched
+}
+INSTANTIATE_TEST_SUITE_P(
+    Values, ApplyOverride,
+    ::testing::Values(Override{"optim.lr=5e-4", "/optim/lr", 5e-4}, Override{"optim.name=sgd", "/optim/name", "sgd"},
+                      Override{"model.arch=\"convnext_tiny\"", "/model/arch", "convnext_tiny"},
+                      Override{"parallel.sp=4", "/parallel/sp", 4u}, Override{"optim.scale_lr=true", "/optim/scale_lr", true},
+                      Override{"name=my-run", "/name", "my-run"}, Override{"data.root=/a=b", "/data/root", "/a=b"},
+                      Override{"data.root=", "/data/root", ""}, Override{"train.seed=18446744073709551615", "/train/seed",
+                                                                         18446744073709551615ull},
+                      Override{"a.b.c=[1, 2]", "/a/b/c", json::array({1, 2})},
+                      Override{"optim={\"lr\": 0.1}", "/optim", json{{"lr", 0.1}}}));
+
+TEST(ApplyOverride, NewKeysWarnAndTypesAreChecked) {
+  json j = json::object();
+  apply_override(j, "schedule.steps=7");
+  apply_override(j, "optim.scale_lr=yes");      // not JSON: the string "yes"
+  apply_override(j, "data.pixels_per_view=3");  // unknown key
+  const ConfigResult r = parse_experiment(j);
+  EXPECT_EQ(r.config.schedule.steps, 7);
+  ASSERT_EQ(r.problems.size(), 1u) << describe_problems(r.problems);
+  EXPECT_EQ(r.problems[0].field, "optim.scale_lr");
+  EXPECT_EQ(r.problems[0].value, "\"yes\"");
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].rfind("unknown key 'data.pixels_per_view' ignored", 0), 0u) << r.warnings[0];
+}
+
+class MalformedOverride : public ::testing::TestWithParam<std::string> {};
+TEST_P(MalformedOverride, Throws) {
+  json j = {{"optim", {{"lr", 0.001}}}};
+  const json before = j;
+  const std::string msg = error_of([&] { apply_override(j, GetParam()); });
+  EXPECT_NE(msg.find("--set '" + GetParam() + "'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("hint: write --set section.key=value"), std::string::npos) << msg;
+  EXPECT_EQ(j, before);
+}
+INSTANTIATE_TEST_SUITE_P(Text, MalformedOverride,
+                         ::testing::Values("optim.lr", "=5", ".lr=1", "optim..lr=1", "optim.=1", "", "optim.lr.x=1"));
+
+}  // namespace
+}  // namespace halo::train
