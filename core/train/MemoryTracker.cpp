@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <fstream>
+#include <mutex>
+#include <unordered_map>
 
 #include <c10/core/CPUAllocator.h>
 #ifdef HALO_WITH_CUDA
@@ -20,6 +22,8 @@ namespace {
 std::atomic<int64_t> g_current{0};
 std::atomic<int64_t> g_peak{0};
 
+// Context == data pointer (LibTorch's raw_allocate requires it): sizes and the inner
+// deleters live in a side table.
 class CountingAllocator final : public c10::Allocator {
  public:
   explicit CountingAllocator(c10::Allocator* base) : base_(base) {}
@@ -27,13 +31,21 @@ class CountingAllocator final : public c10::Allocator {
   c10::DataPtr allocate(size_t n) override {
     c10::DataPtr inner = base_->allocate(n);
     void* ptr = inner.get();
-    auto* ctx = new Block{std::move(inner), static_cast<int64_t>(n)};
-    const int64_t now = g_current.fetch_add(ctx->bytes) + ctx->bytes;
+    if (ptr == nullptr || inner.get_context() != ptr) return inner;  // not ours to count
+    c10::DeleterFnPtr del = inner.get_deleter();
+    inner.release_context();
+    {
+      std::lock_guard<std::mutex> lock(mutex());
+      blocks()[ptr] = {static_cast<int64_t>(n), del};
+    }
+    const int64_t now = g_current.fetch_add(static_cast<int64_t>(n)) + static_cast<int64_t>(n);
     int64_t peak = g_peak.load();
     while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
     }
-    return {ptr, ctx, &CountingAllocator::release, c10::Device(c10::DeviceType::CPU)};
+    return {ptr, ptr, &CountingAllocator::release, c10::Device(c10::DeviceType::CPU)};
   }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &CountingAllocator::release; }
 
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     base_->copy_data(dest, src, count);
@@ -41,13 +53,28 @@ class CountingAllocator final : public c10::Allocator {
 
  private:
   struct Block {
-    c10::DataPtr inner;
     int64_t bytes;
+    c10::DeleterFnPtr deleter;
   };
-  static void release(void* ctx) {
-    auto* b = static_cast<Block*>(ctx);
-    g_current.fetch_sub(b->bytes);
-    delete b;
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::unordered_map<void*, Block>& blocks() {
+    static auto* b = new std::unordered_map<void*, Block>();
+    return *b;
+  }
+  static void release(void* ptr) {
+    Block b{0, nullptr};
+    {
+      std::lock_guard<std::mutex> lock(mutex());
+      auto it = blocks().find(ptr);
+      if (it == blocks().end()) return;
+      b = it->second;
+      blocks().erase(it);
+    }
+    g_current.fetch_sub(b.bytes);
+    if (b.deleter) b.deleter(ptr);
   }
   c10::Allocator* base_;
 };

@@ -117,14 +117,6 @@ TEST_F(ExperimentFileTest, DirectoryIsNotReadable) {
   EXPECT_NE(msg.find("cannot read experiment file '" + dir_.string() + "': it is a directory"), std::string::npos) << msg;
 }
 
-TEST_F(ExperimentFileTest, UnreadableFileNamesThePath) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root reads files without read permission";
-  const std::string path = write("{}");
-  fs::permissions(path, fs::perms::none);
-  const std::string msg = error_of([&] { load_experiment(path, {}); });
-  EXPECT_NE(msg.find("cannot read experiment file '" + path + "'"), std::string::npos) << msg;
-}
-
 TEST_F(ExperimentFileTest, InvalidJsonNamesThePathLineAndColumn) {
   const std::string path = write("{\n  \"name\": \"x\",\n  \"optim\": {\"lr\": 0.001,}\n}\n");
   const std::string msg = error_of([&] { load_experiment(path, {}); });
