@@ -9,5 +9,6 @@ namespace halo::app {
 void add_verify_commands(CLI::App& app);
 void add_bench_commands(CLI::App& app);
 void add_launch_commands(CLI::App& app);
+void add_export_commands(CLI::App& app);
 
 }  // namespace halo::app

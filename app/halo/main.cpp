@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   halo::app::add_launch_commands(app);
   halo::app::add_verify_commands(app);
+  halo::app::add_export_commands(app);
   halo::app::add_bench_commands(app);
   try {
     app.parse(argc, argv);

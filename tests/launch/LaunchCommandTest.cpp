@@ -70,12 +70,16 @@ TEST(Launch, ResumeEqualsUninterrupted) {
   for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(tail[i], full[3 + i], 1e-6 * std::abs(full[3 + i])) << "step " << 3 + i;
 }
 
-TEST(Launch, LossFallsOnTheSyntheticTask) {
-  const auto l = run_losses({{"schedule", {{"steps", 30}, {"warmup_steps", 3}}}, {"optim", {{"lr", 0.004}}}}, "falls");
-  ASSERT_EQ(l.size(), 30u);
+TEST(Launch, LossFallsOnQuickstart) {
+  const std::string dir = fresh_dir("quickstart");
+  CliResult r = run_halo("launch --no-progress " + std::string(HALO_SOURCE_DIR) +
+                         "/experiments/quickstart.json --set schedule.steps=40 --set run_dir=" + dir + "/run");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto l = losses(dir + "/run");
+  ASSERT_EQ(l.size(), 40u);
   double first = 0, last = 0;
   for (int i = 0; i < 5; ++i) first += l[static_cast<size_t>(i)] / 5, last += l[l.size() - 1 - static_cast<size_t>(i)] / 5;
-  EXPECT_LT(last, 0.8 * first) << "first-5 mean " << first << ", last-5 mean " << last;
+  EXPECT_LT(last, 0.5 * first) << "first-5 mean " << first << ", last-5 mean " << last;
 }
 
 TEST(Launch, KilledRankStopsTheRunWithinTenSeconds) {

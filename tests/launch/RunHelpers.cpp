@@ -44,7 +44,7 @@ std::string write_experiment(const std::string& dir, const nlohmann::json& patch
       {"schedule", {{"steps", 5}, {"warmup_steps", 1}}},
       {"train", {{"seed", 3}}},
   };
-  j.merge_patch(patch);
+  if (patch.is_object()) j.merge_patch(patch);
   const std::string path = dir + "/experiment.json";
   std::ofstream(path) << j.dump(2);
   return path;

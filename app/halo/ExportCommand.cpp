@@ -1,0 +1,35 @@
+// `halo export CHECKPOINT -o FILE [--format safetensors|torch] [--json]`: plain tensors that
+// PyTorch and timm load directly.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "Commands.h"
+#include "train/Export.h"
+
+namespace halo::app {
+
+void add_export_commands(CLI::App& app) {
+  auto o = std::make_shared<train::ExportOptions>();
+  auto json = std::make_shared<bool>(false);
+  auto* e = app.add_subcommand("export", "Export a checkpoint as plain tensors (safetensors or torch.load file)");
+  e->add_option("checkpoint", o->checkpoint, "a checkpoint of a run: <run>/checkpoints/step-*.pt")->required();
+  e->add_option("-o,--output", o->output, "output file, e.g. model.safetensors")->required();
+  e->add_option("--format", o->format, "safetensors or torch")->capture_default_str();
+  e->add_flag("--json", *json, "print the result as JSON");
+  e->callback([o, json]() {
+    const train::ExportResult r = train::export_checkpoint(*o);
+    if (*json) {
+      std::printf("%s\n", nlohmann::json{{"output", r.output}, {"manifest", r.manifest}, {"arch", r.arch},
+                                         {"step", r.step}, {"tensors", r.tensors}, {"bytes", r.bytes}}
+                              .dump(2)
+                              .c_str());
+    } else {
+      std::printf("exported %s (step %lld): %zu tensors, %lld bytes -> %s (manifest %s)\n", r.arch.c_str(),
+                  static_cast<long long>(r.step), r.tensors, static_cast<long long>(r.bytes), r.output.c_str(),
+                  r.manifest.c_str());
+    }
+  });
+}
+
+}  // namespace halo::app

@@ -1,0 +1,83 @@
+// Reads the checkpoint's config to rebuild the model's parameter list (names and shapes,
+// in timm's order), takes every tensor from the checkpoint, and writes them atomically.
+#include "train/Export.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "io/TensorFile.h"
+#include "model/ConvNeXt.h"
+#include "train/ExperimentConfig.h"
+#include "util/Error.h"
+#include "util/Version.h"
+
+namespace halo::train {
+
+namespace fs = std::filesystem;
+
+ExportResult export_checkpoint(const ExportOptions& o) {
+  if (o.format != "safetensors" && o.format != "torch")
+    throw util::Error(fmt::format("--format '{}' is unknown", o.format), "choose safetensors or torch");
+  if (!fs::exists(o.checkpoint))
+    throw util::Error(fmt::format("checkpoint {} does not exist", o.checkpoint),
+                      "checkpoints are in <run folder>/checkpoints/step-*.pt");
+  torch::serialize::InputArchive ar;
+  try {
+    ar.load_from(o.checkpoint);
+  } catch (const std::exception& e) {
+    throw util::Error(fmt::format("{} is not a Halo checkpoint: {}", o.checkpoint, std::string(e.what()).substr(0, 200)),
+                      "pass a file from <run folder>/checkpoints/");
+  }
+  c10::IValue cfg_value;
+  if (!ar.try_read("meta/config", cfg_value) || !cfg_value.isString())
+    throw util::Error(fmt::format("{} has no experiment config (meta/config)", o.checkpoint),
+                      "export checkpoints written by `halo launch`");
+  const nlohmann::json cfg_json = nlohmann::json::parse(cfg_value.toStringRef());
+  const ConfigResult cfg = parse_experiment(cfg_json);
+  auto variant = model::find_convnext_variant(cfg.config.model.arch);
+  if (!variant) throw util::Error(fmt::format("{}: architecture '{}' cannot be exported", o.checkpoint, cfg.config.model.arch));
+  at::Tensor step_t;
+  ar.read("meta/step", step_t);
+
+  torch::NoGradGuard no_grad;
+  model::ConvNeXt m(*variant, cfg.config.model.num_classes);
+  io::NamedTensors tensors;
+  for (const auto& p : m->named_parameters()) {
+    at::Tensor t;
+    if (!ar.try_read("model/" + p.key(), t) || t.sizes() != p.value().sizes())
+      throw util::Error(fmt::format("{}: tensor '{}' is missing or not of shape {}", o.checkpoint, p.key(),
+                                    c10::str(p.value().sizes())));
+    tensors.emplace_back(p.key(), t.contiguous());
+  }
+  ExportResult r{o.output, o.output + ".json", cfg.config.model.arch, step_t.item<int64_t>(), tensors.size(), 0};
+  const std::map<std::string, std::string> meta{{"format", "pt"},
+                                                {"halo_version", util::version()},
+                                                {"arch", r.arch},
+                                                {"step", std::to_string(r.step)},
+                                                {"config", cfg_json.dump()}};
+  if (o.format == "safetensors")
+    io::save_safetensors(o.output, tensors, meta);
+  else
+    io::save_torch_state_dict(o.output, tensors);
+  r.bytes = static_cast<int64_t>(fs::file_size(o.output));
+  nlohmann::json manifest = {{"file", fs::path(o.output).filename().string()},
+                             {"format", o.format},
+                             {"arch", r.arch},
+                             {"timm_model", r.arch},
+                             {"num_classes", cfg.config.model.num_classes},
+                             {"step", r.step},
+                             {"source_checkpoint", fs::absolute(o.checkpoint).string()},
+                             {"halo_version", util::version()},
+                             {"bytes", r.bytes},
+                             {"config", cfg_json}};
+  for (const auto& [name, t] : tensors)
+    manifest["tensors"].push_back({{"name", name}, {"shape", t.sizes().vec()}, {"dtype", std::string(c10::toString(t.scalar_type()))}});
+  std::ofstream(r.manifest) << manifest.dump(2) << "\n";
+  return r;
+}
+
+}  // namespace halo::train

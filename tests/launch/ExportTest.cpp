@@ -1,0 +1,102 @@
+// `halo export` read by the real reference clients: Python safetensors and
+// torch.load(weights_only=True) read the files, and timm's convnext_atto loads the
+// safetensors with strict=True and gives Halo's logits for the same input (fp32, 1e-5).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <torch/torch.h>
+
+#include "RunHelpers.h"
+#include "io/TensorFile.h"
+#include "model/ConvNeXt.h"
+#include "parallel/ShardedTensor.h"
+
+namespace halo::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Export, TimmLoadsTheWeightsAndGivesHalosLogits) {
+  const std::string dir = fresh_dir("export");
+  const std::string exp = write_experiment(
+      dir, {{"model", {{"arch", "convnext_atto"}}}, {"schedule", {{"steps", 2}}}, {"data", {{"views", 1}}}});
+  CliResult run = run_halo("launch --no-progress " + exp);
+  ASSERT_EQ(run.code, 0) << run.out;
+  const std::string ckpt = dir + "/run/checkpoints/step-000002.pt";
+  ASSERT_TRUE(fs::exists(ckpt));
+  CliResult st = run_halo("export " + ckpt + " -o " + dir + "/model.safetensors --json");
+  ASSERT_EQ(st.code, 0) << st.out;
+  CliResult pt = run_halo("export " + ckpt + " -o " + dir + "/model.pt --format torch");
+  ASSERT_EQ(pt.code, 0) << pt.out;
+  EXPECT_TRUE(fs::exists(dir + "/model.safetensors.json"));
+
+  // Halo's logits for a fixed input, from the exported weights.
+  std::map<std::string, std::string> meta;
+  io::NamedTensors weights = io::load_safetensors(dir + "/model.safetensors", &meta);
+  EXPECT_EQ(meta["arch"], "convnext_atto");
+  EXPECT_NE(meta["config"].find("\"num_classes\":4"), std::string::npos) << meta["config"];
+  model::ConvNeXt m(*model::find_convnext_variant("convnext_atto"), 4);
+  {
+    torch::NoGradGuard ng;
+    auto params = m->named_parameters();
+    ASSERT_EQ(weights.size(), params.size());
+    for (auto& [name, t] : weights) params[name].copy_(t);
+  }
+  m->eval();
+  torch::manual_seed(11);
+  torch::Tensor input = torch::randn({2, 3, 64, 128});
+  torch::Tensor logits;
+  {
+    torch::NoGradGuard ng;
+    logits = m->forward(parallel::shard_evenly(input, parallel::Communicator::solo()));
+  }
+  io::save_safetensors(dir + "/check.safetensors", {{"input", input}, {"logits", logits}}, {});
+
+  const std::string script = dir + "/check.py";
+  std::ofstream(script) << R"(import sys, torch, timm
+from safetensors.torch import load_file
+from safetensors import safe_open
+d = sys.argv[1]
+sd = load_file(d + '/model.safetensors')
+m = timm.create_model('convnext_atto', pretrained=False, num_classes=4)
+m.load_state_dict(sd, strict=True)
+m.eval()
+chk = load_file(d + '/check.safetensors')
+with torch.no_grad():
+    out = m(chk['input'])
+err = ((out - chk['logits']).abs().max() / chk['logits'].abs().max()).item()
+sd2 = torch.load(d + '/model.pt', weights_only=True)
+assert list(sd2.keys()) == list(m.state_dict().keys()), 'torch file keys differ from timm order'
+assert all(torch.equal(sd[k], sd2[k]) for k in sd), 'torch file differs from safetensors'
+with safe_open(d + '/model.safetensors', 'pt') as f:
+    assert 'config' in f.metadata()
+print('max relative logit error', err)
+sys.exit(0 if err < 1e-5 else 3)
+)";
+  const std::string cmd = std::string(HALO_PYTHON) + " " + script + " " + dir + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = ::pclose(p);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_NE(out.find("max relative logit error"), std::string::npos) << out;
+}
+
+TEST(Export, RefusesWhatIsNotACheckpoint) {
+  const std::string dir = fresh_dir("export-bad");
+  std::ofstream(dir + "/junk.pt") << "not a checkpoint";
+  CliResult r = run_halo("export " + dir + "/junk.pt -o " + dir + "/out.safetensors");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("junk.pt"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/out.safetensors"));
+  CliResult missing = run_halo("export " + dir + "/none.pt -o " + dir + "/out.safetensors");
+  EXPECT_NE(missing.code, 0);
+  EXPECT_NE(missing.out.find("does not exist"), std::string::npos) << missing.out;
+}
+
+}  // namespace
+}  // namespace halo::testing
