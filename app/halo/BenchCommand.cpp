@@ -1,11 +1,14 @@
 // `halo bench comm` (table or --json) and its hidden per-rank verb `bench comm-rank`.
 // Benchmarks are measurements, never timed tests.
 #include <cstdio>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "Commands.h"
 #include "launch/CommBench.h"
+#include "launch/MemoryBench.h"
+#include "util/Error.h"
 
 namespace halo::app {
 
@@ -48,7 +51,7 @@ void print(const launch::CommBenchReport& r, bool json) {
 }  // namespace
 
 void add_bench_commands(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Benchmarks (measurements printed as tables or --json)");
+  auto* bench = app.add_subcommand("bench", "Benchmarks: comm, memory (tables or --json)");
   bench->require_subcommand(1);
 
   struct Args {
@@ -61,6 +64,40 @@ void add_bench_commands(CLI::App& app) {
   add_shape_options(comm, a->o);
   comm->add_flag("--json", a->json, "print JSON");
   comm->callback([a]() { print(launch::run_comm_bench(a->o), a->json); });
+
+  struct MemArgs {
+    launch::MemoryBenchOptions o;
+    std::string strategies = "none,checkpoint,tp2,tp4,tp4+checkpoint";
+    bool json = false;
+  };
+  auto m = std::make_shared<MemArgs>();
+  auto* mem = bench->add_subcommand("memory", "Peak memory and step time of each strategy, each in its own processes");
+  mem->add_option("experiment", m->o.experiment, "EXPERIMENT.json")->required();
+  mem->add_option("--strategies", m->strategies, "comma-separated: none, checkpoint, tpN, tpN+checkpoint")->capture_default_str();
+  mem->add_option("--steps", m->o.steps, "steps per strategy (the first is warm-up)")->capture_default_str();
+  mem->add_option("--set", m->o.overrides, "override an experiment field (repeatable)");
+  mem->add_flag("--json", m->json, "print JSON");
+  mem->callback([m]() {
+    m->o.strategies.clear();
+    std::stringstream in(m->strategies);
+    for (std::string s; std::getline(in, s, ',');) m->o.strategies.push_back(s);
+    const auto rows = launch::run_memory_bench(m->o);
+    const double MiB = 1024.0 * 1024.0;
+    if (m->json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& r : rows)
+        j.push_back({{"strategy", r.strategy}, {"sp", r.sp}, {"rank", r.rank}, {"activation_peak_bytes", r.activation_peak},
+                     {"total_peak_bytes", r.total_peak}, {"rss_bytes", r.rss}, {"step_ms", r.step_ms},
+                     {"activation_ratio", r.activation_ratio}, {"step_ratio", r.step_ratio}});
+      std::printf("%s\n", j.dump(2).c_str());
+      return;
+    }
+    std::printf("%-18s %4s %16s %14s %10s %10s %10s %9s\n", "strategy", "rank", "activation MiB", "total MiB", "RSS MiB",
+                "step ms", "act/none", "time/none");
+    for (const auto& r : rows)
+      std::printf("%-18s %4d %16.1f %14.1f %10.1f %10.1f %10.3f %9.2f\n", r.strategy.c_str(), r.rank, r.activation_peak / MiB,
+                  r.total_peak / MiB, r.rss / MiB, r.step_ms, r.activation_ratio, r.step_ratio);
+  });
 
   auto r = std::make_shared<Args>();
   auto* rank = bench->add_subcommand("comm-rank", "One rank of `halo bench comm`");

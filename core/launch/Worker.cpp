@@ -85,7 +85,7 @@ int run_worker(const WorkerOptions& o) {
               {"time_ms", {{"forward", r.time.forward_ms}, {"backward", r.time.backward_ms},
                            {"comm", r.time.comm_ms}, {"optim", r.time.optim_ms}, {"total", r.time.total_ms}}},
               {"memory", {{"current", r.memory.current}, {"peak", r.memory.peak}, {"reserved", r.memory.reserved},
-                          {"rss", r.memory.rss}}},
+                          {"rss", r.memory.rss}, {"step_start", r.memory_at_start}}},
               {"samples_per_s", r.samples_per_s}});
       const int64_t done = r.step + 1;
       if (cfg.train.checkpoint_every > 0 && done % cfg.train.checkpoint_every == 0 && !trainer.finished())

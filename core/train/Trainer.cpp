@@ -108,6 +108,7 @@ StepResult Trainer::step() {
   const double comm0 = parallel::comm_wait_seconds();
   const auto t_start = clock_type::now();
   MemoryTracker::reset_peak();
+  r.memory_at_start = (s_->device.is_cuda() ? MemoryTracker::cuda(s_->device.index()) : MemoryTracker::cpu()).current;
   const auto dev_type = s_->device.type();
   double loss_sum = 0;
   for (int m = 0; m < accum; ++m) {

@@ -28,6 +28,7 @@ struct StepResult {
   bool skipped = false;                  // non-finite gradients: no update (agreed by all ranks)
   StepTimings time;
   MemorySample memory;
+  int64_t memory_at_start = 0;          // live bytes when the step began (weights, optimizer state)
   double samples_per_s = 0;              // global samples per second
 };
 

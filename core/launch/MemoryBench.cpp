@@ -1,0 +1,85 @@
+// Runs the experiment once per strategy through the launcher (its own rank processes),
+// then reads the step events: the counting allocator's peak and the step's start level.
+#include "launch/MemoryBench.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "launch/Launcher.h"
+#include "util/Error.h"
+
+namespace halo::launch {
+
+namespace fs = std::filesystem;
+
+std::pair<std::string, int> parse_strategy(const std::string& s) {
+  if (s == "none" || s == "checkpoint") return {s, 1};
+  const bool ckpt = s.size() > 11 && s.substr(s.size() - 11) == "+checkpoint";
+  const std::string head = ckpt ? s.substr(0, s.size() - 11) : s;
+  if (head.rfind("tp", 0) == 0 && head.size() > 2 && head.find_first_not_of("0123456789", 2) == std::string::npos) {
+    const int n = std::stoi(head.substr(2));
+    if (n >= 2 && n <= 64) return {ckpt ? "tp+checkpoint" : "tp", n};
+  }
+  throw util::Error(fmt::format("strategy '{}' is unknown", s),
+                    "use none, checkpoint, tpN or tpN+checkpoint (N = 2..64), e.g. tp4+checkpoint");
+}
+
+std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
+  if (o.steps < 2) throw util::Error("bench memory needs --steps >= 2 (one warm-up step, then measured steps)");
+  for (const auto& s : o.strategies) parse_strategy(s);  // refuse typos before running anything
+  const fs::path root = fs::temp_directory_path() / fmt::format("halo-bench-memory-{}", ::getpid());
+  std::vector<MemoryBenchRow> rows;
+  for (const auto& s : o.strategies) {
+    auto [strategy, sp] = parse_strategy(s);
+    LaunchOptions lo;
+    lo.experiment = o.experiment;
+    lo.overrides = o.overrides;
+    const std::string run_dir = (root / s).string();
+    for (const std::string& kv : std::vector<std::string>{"parallel.strategy=" + strategy, fmt::format("parallel.sp={}", sp), "parallel.dp=1",
+                           fmt::format("schedule.steps={}", o.steps), "schedule.warmup_steps=0",
+                           "train.checkpoint_every=0", "run_dir=" + run_dir})
+      lo.overrides.push_back(kv);
+    lo.progress = false;
+    std::fprintf(stderr, "bench memory: %s (%d rank%s) ...\n", s.c_str(), sp, sp > 1 ? "s" : "");
+    LaunchResult r = run_launch(lo);
+    if (r.exit_code != 0) throw util::Error(fmt::format("bench memory: strategy {} failed: {}", s, r.failure));
+    std::vector<MemoryBenchRow> per_rank(static_cast<size_t>(sp));
+    std::vector<int> measured(static_cast<size_t>(sp), 0);
+    std::ifstream in(run_dir + "/events.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || j.value("event", "") != "step" || j["step"].get<int>() == 0) continue;
+      const int rank = j["rank"].get<int>();
+      auto& row = per_rank.at(static_cast<size_t>(rank));
+      const auto& m = j["memory"];
+      row.strategy = s;
+      row.sp = sp;
+      row.rank = rank;
+      row.total_peak = std::max(row.total_peak, m["peak"].get<double>());
+      row.activation_peak = std::max(row.activation_peak, m["peak"].get<double>() - m["step_start"].get<double>());
+      row.rss = std::max(row.rss, m["rss"].get<double>());
+      row.step_ms += j["time_ms"]["total"].get<double>();
+      ++measured.at(static_cast<size_t>(rank));
+    }
+    for (size_t k = 0; k < per_rank.size(); ++k) {
+      per_rank[k].step_ms /= std::max(1, measured[k]);
+      rows.push_back(per_rank[k]);
+    }
+    std::error_code ec;
+    fs::remove_all(run_dir, ec);
+  }
+  const MemoryBenchRow* none = nullptr;
+  for (const auto& r : rows)
+    if (r.strategy == "none") none = &r;
+  if (none)
+    for (auto& r : rows) {
+      r.activation_ratio = r.activation_peak / std::max(1.0, none->activation_peak);
+      r.step_ratio = r.step_ms / std::max(1e-9, none->step_ms);
+    }
+  return rows;
+}
+
+}  // namespace halo::launch

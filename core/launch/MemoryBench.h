@@ -1,0 +1,33 @@
+// `halo bench memory EXPERIMENT.json --strategies none,checkpoint,tp2,tp4,tp4+checkpoint`:
+// each strategy in its own processes; per rank peak activation memory, peak total, step time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace halo::launch {
+
+struct MemoryBenchOptions {
+  std::string experiment;
+  std::vector<std::string> overrides;
+  std::vector<std::string> strategies{"none", "checkpoint", "tp2", "tp4", "tp4+checkpoint"};
+  int steps = 3;  // the first is warm-up, the rest are measured
+};
+
+struct MemoryBenchRow {
+  std::string strategy;
+  int sp = 1;
+  int rank = 0;
+  double activation_peak = 0;  // bytes: peak during the step minus live bytes at its start
+  double total_peak = 0;       // bytes: peak live tensors during the step
+  double rss = 0;              // bytes
+  double step_ms = 0;
+  double activation_ratio = 0, step_ratio = 0;  // to `none` (rank 0 of each)
+};
+
+std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o);
+
+// "tp4+checkpoint" -> {strategy "tp+checkpoint", sp 4}; util::Error on anything else.
+std::pair<std::string, int> parse_strategy(const std::string& s);
+
+}  // namespace halo::launch
