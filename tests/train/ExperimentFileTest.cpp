@@ -63,15 +63,13 @@ TEST(ShippedExperiments, QuickstartIsConvNeXtAttoOnTwoCpuRanks) {
   EXPECT_EQ(c.model.arch, "convnext_atto");
   EXPECT_EQ(c.model.num_classes, 10);
   EXPECT_EQ(c.data.source, "synthetic");
-  EXPECT_EQ((std::vector<int64_t>{c.data.views, c.data.height, c.data.width, c.data.batch}),
-            (std::vector<int64_t>{7, 64, 256, 1}));
+  EXPECT_EQ((std::vector<int64_t>{c.data.views, c.data.height, c.data.width}), (std::vector<int64_t>{7, 64, 256}));
   EXPECT_EQ(c.parallel.strategy, "tp");
   EXPECT_EQ(c.parallel.sp, 2);
   EXPECT_EQ(c.parallel.device, "cpu");
   EXPECT_EQ(c.optim.name, "adamw");
-  EXPECT_EQ(c.optim.lr, 1e-3);
-  EXPECT_EQ(c.schedule.steps, 30);
-  EXPECT_EQ(c.schedule.warmup_steps, 5);
+  EXPECT_LE(c.schedule.steps * c.data.batch, 400);  // about a minute on 2 CPU cores
+  EXPECT_LT(c.schedule.warmup_steps, c.schedule.steps);
   EXPECT_EQ(c.train.seed, 0u);
   EXPECT_EQ(c.world_size(), 2);
 }
