@@ -65,7 +65,7 @@ HistoryDb::HistoryDb(const std::string& path, Mode mode) : path_(path), mode_(mo
   {
     SqliteDb ro(path, /*read_only=*/true, false);
     const bool old = ro.pragma_int("user_version") < current_schema_version();
-    if (old || ro.scalar_int("SELECT COUNT(*) FROM runs WHERE status='RUNNING'") > 0) {
+    if (old || !dead_runs(ro).empty()) {
       db_ = std::make_unique<SqliteDb>(path, false, false);
       db_->exec("PRAGMA foreign_keys=ON;");
       if (old) migrate();
@@ -140,18 +140,21 @@ void HistoryDb::migrate() {
 
 int HistoryDb::schema_version() { return static_cast<int>(db_->pragma_int("user_version")); }
 
-int HistoryDb::mark_interrupted() {
+std::vector<std::pair<int64_t, int64_t>> HistoryDb::dead_runs(SqliteDb& db) {
   char host[256] = {0};
   ::gethostname(host, sizeof host - 1);
   std::vector<std::pair<int64_t, int64_t>> dead;
-  {
-    Statement s = db_->prepare("SELECT id, launcher_pid FROM runs WHERE status='RUNNING' AND host=?");
-    s.bind(1, std::string(host));
-    while (s.step()) {
-      const auto pid = static_cast<pid_t>(s.is_null(1) ? 0 : s.get_int(1));
-      if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) dead.emplace_back(s.get_int(0), pid);
-    }
+  Statement s = db.prepare("SELECT id, launcher_pid FROM runs WHERE status='RUNNING' AND host=?");
+  s.bind(1, std::string(host));
+  while (s.step()) {
+    const auto pid = static_cast<pid_t>(s.is_null(1) ? 0 : s.get_int(1));
+    if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) dead.emplace_back(s.get_int(0), pid);
   }
+  return dead;
+}
+
+int HistoryDb::mark_interrupted() {
+  const auto dead = dead_runs(*db_);
   for (const auto& [id, pid] : dead) {
     Statement u = db_->prepare(
         "UPDATE runs SET status='INTERRUPTED', end_time=COALESCE(end_time, ?2), exit_reason=?3, "

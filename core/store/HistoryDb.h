@@ -77,6 +77,7 @@ class HistoryDb {
   void add_metric(int64_t run, int64_t step, const std::string& key, const nlohmann::json& v);
   void update_devices(int64_t run, int rank, const nlohmann::json& hello);
   RunRecord read_run(Statement& s);
+  static std::vector<std::pair<int64_t, int64_t>> dead_runs(SqliteDb& db);  // (run, launcher pid)
 
   std::string path_;
   Mode mode_;
