@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 #include "store/HistoryDb.h"
@@ -38,11 +40,21 @@ StoreBenchReport run_store_bench(const StoreBenchOptions& o) {
     const int64_t keys_per_step = 4 + 3 + 5;
     rep.steps = (o.metric_rows + keys_per_step - 1) / keys_per_step;
 
-    std::atomic<bool> done{false};
+    std::atomic<bool> done{false}, ready{false};
+    std::exception_ptr reader_error;
     std::thread reader([&] {
-      HistoryDb r(path, HistoryDb::Mode::Read);
+      std::unique_ptr<HistoryDb> rp;
+      try {
+        rp = std::make_unique<HistoryDb>(path, HistoryDb::Mode::Read);
+      } catch (...) {
+        reader_error = std::current_exception();
+        ready = true;
+        return;
+      }
+      HistoryDb& r = *rp;
+      ready = true;
       double total = 0;
-      while (!done) {
+      while (!done || rep.reader_polls == 0) {
         const auto t0 = clk::now();
         rep.reader_rows_seen = r.metric_rows(run);
         const double ms = std::chrono::duration<double, std::milli>(clk::now() - t0).count();
@@ -53,6 +65,7 @@ StoreBenchReport run_store_bench(const StoreBenchOptions& o) {
       }
       rep.reader_mean_wait_ms = rep.reader_polls ? total / static_cast<double>(rep.reader_polls) : 0;
     });
+    while (!ready) std::this_thread::yield();
     const auto t0 = clk::now();
     for (int64_t step = 0; step < rep.steps; ++step) {
       ev["step"] = step;
@@ -67,6 +80,7 @@ StoreBenchReport run_store_bench(const StoreBenchOptions& o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     done = true;
     reader.join();
+    if (reader_error) std::rethrow_exception(reader_error);
     rep.metric_rows = db.metric_rows(run);
     rep.sample_rows = rep.steps * o.ranks;
     rep.rows_per_s = static_cast<double>(rep.metric_rows) / std::max(rep.seconds, 1e-9);
