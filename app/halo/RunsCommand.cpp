@@ -24,7 +24,8 @@ using store::RunRecord;
 
 struct RunsArgs {
   std::string db, status, tag, key, text;
-  std::vector<int64_t> ids;
+  std::vector<int64_t> ids;  // compare
+  int64_t id = 0;            // every other verb
   bool json = false, csv = false, yes = false;
 };
 
@@ -115,7 +116,7 @@ void list(const RunsArgs& a) {
 
 void show(const RunsArgs& a) {
   auto db = open_db(a.db, HistoryDb::Mode::Read);
-  const RunRecord r = need_run(*db, a.ids.at(0));
+  const RunRecord r = need_run(*db, a.id);
   const auto sums = db->metric_summaries(r.id);
   const auto peaks = db->rank_peaks(r.id);
   const auto arts = db->artifacts(r.id);
@@ -242,7 +243,7 @@ void compare(const RunsArgs& a) {
 
 void metrics(const RunsArgs& a) {
   auto db = open_db(a.db, HistoryDb::Mode::Read);
-  const RunRecord r = need_run(*db, a.ids.at(0));
+  const RunRecord r = need_run(*db, a.id);
   const auto pts = db->metrics(r.id, a.key.empty() ? std::nullopt : std::optional<std::string>(a.key));
   if (a.json) {
     nlohmann::json j = nlohmann::json::array();
@@ -261,7 +262,7 @@ void metrics(const RunsArgs& a) {
 
 void edit(const RunsArgs& a, const std::string& what) {
   auto db = open_db(a.db, HistoryDb::Mode::Write);
-  const RunRecord r = need_run(*db, a.ids.at(0));
+  const RunRecord r = need_run(*db, a.id);
   if (what == "tag") db->add_tag(r.id, a.text);
   if (what == "note") db->add_note(r.id, a.text);
   if (what == "delete") {
@@ -298,22 +299,22 @@ void add_runs_commands(CLI::App& app) {
   l->add_option("--status", la->status, "only runs with this status (FINISHED, FAILED, KILLED, INTERRUPTED, ...)");
   l->add_option("--tag", la->tag, "only runs with this tag");
   auto [s, sa] = verb("show", "One run: config, metrics (best/last), memory per rank, artifacts, notes", &show);
-  s->add_option("id", sa->ids, "run id")->required()->expected(1);
+  s->add_option("id", sa->id, "run id")->required();
   auto [c, ca] = verb("compare", "Runs side by side: config differences, best/last metrics, peak memory, step time", &compare);
   c->add_option("ids", ca->ids, "two or more run ids")->required()->expected(2, 1000);
   auto [m, ma] = verb("metrics", "A run's metric values by step (table, --csv or --json)", &metrics);
-  m->add_option("id", ma->ids, "run id")->required()->expected(1);
+  m->add_option("id", ma->id, "run id")->required();
   m->add_option("--key", ma->key, "only this metric (e.g. loss, lr, time_ms.total)");
   m->add_flag("--csv", ma->csv, "print CSV: step,key,value");
   auto [t, ta] = verb("tag", "Add a tag to a run", [](const RunsArgs& a) { edit(a, "tag"); });
-  t->add_option("id", ta->ids, "run id")->required()->expected(1);
+  t->add_option("id", ta->id, "run id")->required();
   t->add_option("tag", ta->text, "tag")->required();
   auto [n, na] = verb("note", "Add a note to a run", [](const RunsArgs& a) { edit(a, "note"); });
-  n->add_option("id", na->ids, "run id")->required()->expected(1);
+  n->add_option("id", na->id, "run id")->required();
   n->add_option("text", na->text, "note text")->required();
   auto [d, da] = verb("delete", "Delete a run's history rows (asks first; files on disk are kept)",
                       [](const RunsArgs& a) { edit(a, "delete"); });
-  d->add_option("id", da->ids, "run id")->required()->expected(1);
+  d->add_option("id", da->id, "run id")->required();
   d->add_flag("--yes,-y", da->yes, "do not ask");
 }
 
