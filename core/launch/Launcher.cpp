@@ -98,6 +98,8 @@ LaunchResult run_launch(const LaunchOptions& o) {
     run_dir = cfg.run_dir.empty() ? fs::path(o.runs_root) / fmt::format("{}-{}", cfg.name, timestamp()) : fs::path(cfg.run_dir);
   }
   check_before_launch(cfg, o.nproc);
+  // Run history: the launcher is its only writer (a foreign --db is refused before anything is written).
+  store::HistoryDb history(store::HistoryDb::resolve_path(o.db_path), store::HistoryDb::Mode::Write);
   fs::create_directories(run_dir);
   res.run_dir = run_dir.string();
   // One launcher per run folder.
@@ -112,8 +114,6 @@ LaunchResult run_launch(const LaunchOptions& o) {
   {
     std::ofstream(run_dir / "config.json") << train::to_json(cfg).dump(2) << "\n";
   }
-  // Run history: the launcher is its only writer (refuses a foreign --db before any rank starts).
-  store::HistoryDb history(store::HistoryDb::resolve_path(o.db_path), store::HistoryDb::Mode::Write);
   const int64_t run_id = history.begin_run(train::to_json(cfg), run_dir.string());
 
   const int world = cfg.world_size();

@@ -160,7 +160,7 @@ TEST(Runs, CorruptAndForeignDatabasesAreRefusedAndLeftUntouched) {
   }
   EXPECT_EQ(bytes_of(corrupt), corrupt_bytes);
   EXPECT_EQ(bytes_of(foreign), foreign_bytes);
-  EXPECT_FALSE(fs::exists(dir + "/run/events.jsonl"));  // no rank started
+  EXPECT_FALSE(fs::exists(dir + "/run"));  // refused before the run folder was made
 }
 
 TEST(Runs, EveryVerbHasHelpAndBenchStoreReports) {
