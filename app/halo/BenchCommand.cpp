@@ -8,6 +8,7 @@
 #include "Commands.h"
 #include "launch/CommBench.h"
 #include "launch/MemoryBench.h"
+#include "store/StoreBench.h"
 #include "util/Error.h"
 
 namespace halo::app {
@@ -51,7 +52,7 @@ void print(const launch::CommBenchReport& r, bool json) {
 }  // namespace
 
 void add_bench_commands(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Benchmarks: comm, memory (tables or --json)");
+  auto* bench = app.add_subcommand("bench", "Benchmarks: comm, memory, store (tables or --json)");
   bench->require_subcommand(1);
 
   struct Args {
@@ -97,6 +98,33 @@ void add_bench_commands(CLI::App& app) {
     for (const auto& r : rows)
       std::printf("%-18s %4d %16.1f %14.1f %10.1f %10.1f %10.3f %9.2f\n", r.strategy.c_str(), r.rank, r.activation_peak / MiB,
                   r.total_peak / MiB, r.rss / MiB, r.step_ms, r.activation_ratio, r.step_ratio);
+  });
+
+  struct StoreArgs {
+    store::StoreBenchOptions o;
+    bool json = false;
+  };
+  auto st = std::make_shared<StoreArgs>();
+  auto* sto = bench->add_subcommand("store", "Run-history write rate (8 ranks logging every step) with a polling reader");
+  sto->add_option("--rows", st->o.metric_rows, "metric rows to write")->capture_default_str();
+  sto->add_option("--db", st->o.db_path, "database file (default: a temporary file, removed afterwards)");
+  sto->add_flag("--json", st->json, "print JSON");
+  sto->callback([st]() {
+    const store::StoreBenchReport r = store::run_store_bench(st->o);
+    if (st->json) {
+      std::printf("%s\n", nlohmann::json({{"metric_rows", r.metric_rows}, {"sample_rows", r.sample_rows}, {"steps", r.steps},
+                                          {"ranks", st->o.ranks}, {"seconds", r.seconds}, {"rows_per_s", r.rows_per_s},
+                                          {"reader_polls", r.reader_polls}, {"reader_worst_wait_ms", r.reader_worst_wait_ms},
+                                          {"reader_mean_wait_ms", r.reader_mean_wait_ms}})
+                                .dump(2)
+                                .c_str());
+      return;
+    }
+    std::printf("%lld metric rows + %lld sample rows (%lld steps x %d ranks) in %.3f s: %.0f metric rows/s\n",
+                static_cast<long long>(r.metric_rows), static_cast<long long>(r.sample_rows),
+                static_cast<long long>(r.steps), st->o.ranks, r.seconds, r.rows_per_s);
+    std::printf("reader: %lld polls, worst wait %.2f ms, mean %.3f ms\n", static_cast<long long>(r.reader_polls),
+                r.reader_worst_wait_ms, r.reader_mean_wait_ms);
   });
 
   auto r = std::make_shared<Args>();

@@ -17,6 +17,7 @@ void add_launch_commands(CLI::App& app) {
   l->add_option("--resume", o->resume_dir, "continue the run in RUN_DIR from its latest checkpoint");
   l->add_option("--runs", o->runs_root, "folder for new run folders")->capture_default_str();
   l->add_flag("!--no-progress", o->progress, "no progress line");
+  l->add_option("--db", o->db_path, "run history file (default: $HALO_DB, else ~/.local/share/halo/history.db)");
   l->callback([o]() {
     if (o->experiment.empty() == o->resume_dir.empty())
       throw CLI::ValidationError("halo launch", "give either EXPERIMENT.json or --resume RUN_DIR");

@@ -22,6 +22,7 @@
 #include "model/ConvNeXt.h"
 #include "parallel/Rendezvous.h"
 #include "parallel/ShardingCheck.h"
+#include "store/HistoryDb.h"
 #include "train/ExperimentConfig.h"
 #include "util/Error.h"
 
@@ -97,6 +98,8 @@ LaunchResult run_launch(const LaunchOptions& o) {
     run_dir = cfg.run_dir.empty() ? fs::path(o.runs_root) / fmt::format("{}-{}", cfg.name, timestamp()) : fs::path(cfg.run_dir);
   }
   check_before_launch(cfg, o.nproc);
+  // Run history: the launcher is its only writer (a foreign --db is refused before anything is written).
+  store::HistoryDb history(store::HistoryDb::resolve_path(o.db_path), store::HistoryDb::Mode::Write);
   fs::create_directories(run_dir);
   res.run_dir = run_dir.string();
   // One launcher per run folder.
@@ -111,6 +114,7 @@ LaunchResult run_launch(const LaunchOptions& o) {
   {
     std::ofstream(run_dir / "config.json") << train::to_json(cfg).dump(2) << "\n";
   }
+  const int64_t run_id = history.begin_run(train::to_json(cfg), run_dir.string());
 
   const int world = cfg.world_size();
   parallel::LocalStoreServer server(0, world, std::chrono::seconds(300));
@@ -141,6 +145,7 @@ LaunchResult run_launch(const LaunchOptions& o) {
     j["rank"] = rank;
     events << j.dump() << "\n";
     events.flush();
+    history.record_event(run_id, rank, j);
     const std::string ev = j.value("event", "");
     if (ev == "error" && failure.empty())
       failure = fmt::format("rank {}: {}{}", rank, j.value("message", ""),
@@ -202,11 +207,16 @@ LaunchResult run_launch(const LaunchOptions& o) {
       kill_at = clock_type::now() + std::chrono::seconds(o.kill_grace_s);
     }
     if (kill_at && clock_type::now() > *kill_at) ranks.kill_all(SIGKILL);
+    history.tick();
   }
   std::signal(SIGINT, old_handler);
   if (o.progress && tty) std::fprintf(stderr, "\n");
   res.failure = failure;
   res.exit_code = failure.empty() ? 0 : (g_interrupted ? 130 : 1);
+  history.finish_run(run_id,
+                     failure.empty() ? store::RunStatus::Finished
+                                     : (g_interrupted ? store::RunStatus::Killed : store::RunStatus::Failed),
+                     failure);
   return res;
 }
 

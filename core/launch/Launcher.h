@@ -16,6 +16,7 @@ struct LaunchOptions {
   std::string runs_root = "runs";
   bool progress = true;
   int kill_grace_s = 5;
+  std::string db_path;  // run history (--db); empty: $HALO_DB or the default history file
 };
 
 struct LaunchResult {

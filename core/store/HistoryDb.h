@@ -1,0 +1,88 @@
+// The run history: one SQLite file (WAL, foreign keys on), written by the launcher alone
+// and read by `halo runs` and the workbench. Opening checks it is Halo's before writing.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/RunRecord.h"
+#include "store/SqliteDb.h"
+
+namespace halo::store {
+
+class HistoryDb {
+ public:
+  enum class Mode { Read, Write };
+
+  // --db PATH if given, else $HALO_DB, else $XDG_DATA_HOME/halo/history.db, else
+  // ~/.local/share/halo/history.db.
+  static std::string resolve_path(const std::string& given);
+
+  // Refuses (util::Error naming the file, file untouched) anything that is not SQLite, a
+  // SQLite file without Halo's application_id, or a newer schema. Write creates the file
+  // and migrates it; Read opens SQLITE_OPEN_READONLY and throws if the file is missing.
+  // Both first mark RUNNING runs of dead launchers on this host INTERRUPTED.
+  HistoryDb(const std::string& path, Mode mode);
+  ~HistoryDb();
+  HistoryDb(const HistoryDb&) = delete;
+  HistoryDb& operator=(const HistoryDb&) = delete;
+
+  const std::string& path() const { return path_; }
+  int schema_version();
+
+  // ---- writer (the launcher): rows are batched in transactions ----
+  int64_t begin_run(const nlohmann::json& config, const std::string& run_dir);
+  // Worker events: step -> metrics (rank 0: each loss key, lr, grad_norm, loss_scale,
+  // time_ms.*) and a memory/timing sample (every rank); layout; checkpoint -> artifact;
+  // eval -> evaluations; hello/error/done/log -> events.
+  void record_event(int64_t run, int rank, const nlohmann::json& event);
+  void record_artifact(int64_t run, const std::string& kind, const std::string& path, std::optional<int64_t> step);
+  void tick();   // commits when the open batch is older than batch_interval
+  void flush();  // commits now
+  void finish_run(int64_t run, RunStatus status, const std::string& reason);
+  std::chrono::milliseconds batch_interval{200};
+  int batch_rows = 500;
+
+  // ---- user edits ----
+  void add_tag(int64_t run, const std::string& tag);
+  void add_note(int64_t run, const std::string& text);
+  bool delete_run(int64_t run);  // rows only; never files on disk
+  int mark_interrupted();        // RUNNING runs of dead launchers on this host
+
+  // ---- queries ----
+  std::vector<RunRecord> list_runs(std::optional<RunStatus> status = {}, std::optional<std::string> tag = {});
+  std::optional<RunRecord> run(int64_t id);
+  std::vector<MetricPoint> metrics(int64_t run, std::optional<std::string> key = {});
+  std::vector<MetricSummary> metric_summaries(int64_t run);
+  std::vector<RankPeak> rank_peaks(int64_t run);
+  std::optional<double> mean_step_ms(int64_t run);  // rank 0
+  int64_t metric_rows(int64_t run);
+  std::optional<nlohmann::json> layout(int64_t run);
+  std::vector<EventRecord> events(int64_t run);
+  std::vector<ArtifactRecord> artifacts(int64_t run);
+  std::vector<NoteRecord> notes(int64_t run);
+  std::vector<std::string> tags(int64_t run);
+
+ private:
+  struct Writer;
+  void check_is_halo();       // read-only look before anything is written
+  void migrate();             // to current_schema_version()
+  void begin_batch();
+  void add_metric(int64_t run, int64_t step, const std::string& key, const nlohmann::json& v);
+  void update_devices(int64_t run, int rank, const nlohmann::json& hello);
+  RunRecord read_run(Statement& s);
+  static std::vector<std::pair<int64_t, int64_t>> dead_runs(SqliteDb& db);  // (run, launcher pid)
+
+  std::string path_;
+  Mode mode_;
+  std::unique_ptr<SqliteDb> db_;
+  std::unique_ptr<Writer> w_;
+};
+
+}  // namespace halo::store
