@@ -159,7 +159,7 @@ int HistoryDb::mark_interrupted() {
     Statement u = db_->prepare(
         "UPDATE runs SET status='INTERRUPTED', end_time=COALESCE(end_time, ?2), exit_reason=?3, "
         "last_step=(SELECT MAX(s) FROM (SELECT last_step AS s FROM runs WHERE id=?1 "
-        "UNION ALL SELECT MAX(step) FROM metrics WHERE run_id=?1 UNION ALL SELECT MAX(step) FROM samples WHERE run_id=?1)) "
+        "UNION ALL SELECT MAX(step) FROM metrics WHERE run_id=?1)) "
         "WHERE id=?1 AND status='RUNNING'");
     u.bind(1, id).bind(2, Writer::now()).bind(3, fmt::format("the launcher (pid {}) ended without finishing the run", pid));
     u.run();

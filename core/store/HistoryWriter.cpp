@@ -113,8 +113,10 @@ void HistoryDb::record_event(int64_t run, int rank, const nlohmann::json& j) {
     bind_num(s, 7, mem, "rss"), bind_num(s, 8, t, "forward"), bind_num(s, 9, t, "backward");
     bind_num(s, 10, t, "comm"), bind_num(s, 11, t, "optim"), bind_num(s, 12, t, "total");
     s.run();
-    int64_t& last = w_->steps.try_emplace(run, -1).first->second;
-    last = std::max(last, step);
+    if (rank == 0) {  // the step reached is rank 0's, whose metrics are the ones stored
+      int64_t& last = w_->steps.try_emplace(run, -1).first->second;
+      last = std::max(last, step);
+    }
   } else if (ev == "layout") {
     w_->layout.bind(1, run).bind(2, j.dump()).run();
   } else if (ev == "checkpoint" && j.contains("path")) {
