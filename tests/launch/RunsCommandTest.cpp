@@ -73,6 +73,14 @@ TEST(Runs, LaunchRecordsAFinishedRunThatRunsCommandsRead) {
   EXPECT_EQ(s["ranks"].size(), 2u);
   EXPECT_EQ(s["config"]["parallel"]["sp"], 2);
 
+  // An export of the run's checkpoint is recorded as its artifact too.
+  CliResult ex = run_halo("export " + dir + "/run/checkpoints/step-000005.pt -o " + dir + "/m.safetensors --db " + db);
+  ASSERT_EQ(ex.code, 0) << ex.out;
+  const auto s2 = json_of(run_halo("runs show " + std::to_string(id) + " --json --db " + db));
+  ASSERT_EQ(s2["artifacts"].size(), 2u) << s2.dump();
+  EXPECT_EQ(s2["artifacts"][1]["kind"], "export");
+  EXPECT_EQ(s2["artifacts"][1]["sha256"].get<std::string>().size(), 64u);
+
   CliResult csv = run_halo("runs metrics " + std::to_string(id) + " --key loss --csv --db " + db);
   ASSERT_EQ(csv.code, 0) << csv.out;
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 6) << csv.out;
