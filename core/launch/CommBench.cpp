@@ -71,10 +71,9 @@ void run_comm_bench_rank(const CommBenchOptions& o, bool overlap, const std::str
   for (size_t b = 0; b < stage->blocks->size(); ++b) {
     const auto& conv = *stage->blocks->at<model::ConvNeXtBlockImpl>(b).conv_dw;
     const parallel::HaloPlan plan = parallel::make_halo_plan(x.part, conv.spec().along_w(), mesh->rank(), "conv_dw");
-    int64_t cols = 0, from_left = 0, from_right = 0;
+    int64_t cols = 0;
     for (const auto& t : plan.sends) cols += t.columns.size();
-    for (const auto& p : plan.pieces)
-      if (p.source == parallel::Piece::Source::Peer) (p.peer < mesh->rank() ? from_left : from_right) += p.columns.size();
+    const auto [from_left, from_right] = plan.peer_columns();
     double ex = 0;
     for (int i = 0; i < o.warmup + o.iters; ++i) {
       mesh->world().barrier();

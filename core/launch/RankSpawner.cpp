@@ -110,19 +110,9 @@ std::vector<RankExit> RankSpawner::wait_all(std::chrono::seconds timeout, std::c
   std::vector<RankExit> exits(pids_.size());
   size_t running = pids_.size();
   while (running > 0) {
-    bool progressed = false;
-    for (size_t r = 0; r < pids_.size(); ++r) {
-      if (pids_[r] <= 0) continue;
-      int status = 0;
-      const pid_t got = ::waitpid(pids_[r], &status, WNOHANG);
-      if (got != pids_[r]) continue;
-      progressed = true;
-      RankExit& e = exits[r];
-      e.rank = static_cast<int>(r);
-      e.log_path = fmt::format("{}/rank{}.log", log_dir_, r);
-      e.signaled = WIFSIGNALED(status);
-      e.code = e.signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-      pids_[r] = -1;
+    const std::vector<RankExit> now = poll_exits();
+    for (const RankExit& e : now) {
+      exits[static_cast<size_t>(e.rank)] = e;
       --running;
       if (e.code != 0 && !kill_at) {
         kill_all(SIGTERM);
@@ -135,7 +125,7 @@ std::vector<RankExit> RankSpawner::wait_all(std::chrono::seconds timeout, std::c
       throw util::Error(fmt::format("ranks did not finish within {} s", timeout.count()),
                         "see the rank logs in " + log_dir_);
     }
-    if (!progressed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (now.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return exits;
 }

@@ -14,6 +14,13 @@ bool HaloPlan::is_local() const {
   return true;
 }
 
+std::pair<int64_t, int64_t> HaloPlan::peer_columns() const {
+  std::pair<int64_t, int64_t> cols{0, 0};
+  for (const Piece& p : pieces)
+    if (p.source == Piece::Source::Peer) (p.peer < rank ? cols.first : cols.second) += p.columns.size();
+  return cols;
+}
+
 HaloPlan make_halo_plan(const Partition& in, const std::vector<Span>& needed_by_rank, int rank) {
   HaloPlan plan;
   plan.rank = rank;

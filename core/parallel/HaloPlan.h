@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "parallel/Partition.h"
@@ -33,6 +34,8 @@ struct HaloPlan {
   int64_t halo_left() const { return owned.begin - needed.begin; }   // may be negative
   int64_t halo_right() const { return needed.end - owned.end; }
   bool is_local() const;  // needs nothing from peers and no padding columns (may still send)
+  // Halo columns received from lower ranks (first) and higher ranks (second); padding excluded.
+  std::pair<int64_t, int64_t> peer_columns() const;
   // Columns of the extended input at [needed.begin + off, ...) for a global column.
   int64_t offset(int64_t global_column) const { return global_column - needed.begin; }
 };

@@ -137,7 +137,6 @@ StepResult Trainer::step() {
     r.time.backward_ms += ms(t1, t2);
     loss_sum += loss.item<double>() / accum;
   }
-  const auto t_sync = clock_type::now();
   s_->sync->sync();
   const auto t_opt = clock_type::now();
   // Unscale, agree on overflow, clip on the (identical after sync) global norm, update.
@@ -166,7 +165,6 @@ StepResult Trainer::step() {
   r.time.optim_ms = ms(t_opt, t_end);
   r.time.comm_ms = (parallel::comm_wait_seconds() - comm0) * 1e3;
   r.time.total_ms = ms(t_start, t_end);
-  (void)t_sync;
   r.memory = s_->device.is_cuda() ? MemoryTracker::cuda(s_->device.index()) : MemoryTracker::cpu();
   r.samples_per_s = static_cast<double>(N * accum * mesh_->shape().dp) / (r.time.total_ms / 1e3);
   ++s_->step;
@@ -225,9 +223,7 @@ nlohmann::json Trainer::layout_event() const {
     nlohmann::json ranks = nlohmann::json::array();
     for (int r = 0; r < sp; ++r) {
       const parallel::HaloPlan plan = parallel::make_halo_plan(l.in, l.window, r, l.name.c_str());
-      int64_t left = 0, right = 0;
-      for (const auto& p : plan.pieces)
-        if (p.source == parallel::Piece::Source::Peer) (p.peer < r ? left : right) += p.columns.size();
+      const auto [left, right] = plan.peer_columns();
       const int64_t w = l.out.span(r).size();
       ranks.push_back({{"rank", r},
                        {"in_columns", {l.in.span(r).begin, l.in.span(r).end}},

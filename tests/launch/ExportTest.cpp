@@ -76,14 +76,9 @@ with safe_open(d + '/model.safetensors', 'pt') as f:
 print('max relative logit error', err)
 sys.exit(0 if err < 1e-5 else 3)
 )";
-  const std::string cmd = std::string(HALO_PYTHON) + " " + script + " " + dir + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = ::pclose(p);
-  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
-  EXPECT_NE(out.find("max relative logit error"), std::string::npos) << out;
+  const CliResult py = run_command(std::string(HALO_PYTHON) + " " + script + " " + dir);
+  EXPECT_EQ(py.code, 0) << py.out;
+  EXPECT_NE(py.out.find("max relative logit error"), std::string::npos) << py.out;
 }
 
 TEST(Export, RefusesWhatIsNotACheckpoint) {

@@ -13,8 +13,10 @@ namespace halo::testing {
 
 namespace fs = std::filesystem;
 
-CliResult run_halo(const std::string& args) {
-  const std::string cmd = std::string(HALO_CLI) + " " + args + " 2>&1";
+CliResult run_halo(const std::string& args) { return run_command(std::string(HALO_CLI) + " " + args); }
+
+CliResult run_command(const std::string& command_line) {
+  const std::string cmd = command_line + " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   CliResult r;
   char buf[4096];

@@ -14,6 +14,9 @@ struct CliResult {
   std::string out;  // stdout + stderr
 };
 
+// Runs a shell command line (test-only), capturing stdout + stderr.
+CliResult run_command(const std::string& command_line);
+
 // Runs build/bin/halo with arguments (shell-quoted by the caller where needed).
 CliResult run_halo(const std::string& args);
 

@@ -100,6 +100,9 @@ TEST(HaloPlan, HaloWiderThanNeighbourReachesRanksBeyond) {
   EXPECT_EQ(peers, 3);
   EXPECT_EQ(plan.halo_left(), 3);
   EXPECT_EQ(plan.halo_right(), 3);
+  // Rank 0's left halo is global padding; its right halo comes from peers.
+  EXPECT_EQ(plan.peer_columns(), (std::pair<int64_t, int64_t>{0, 3}));
+  EXPECT_EQ(make_halo_plan(in, Window{7, 1, 3, 1}, 2, "t").peer_columns(), (std::pair<int64_t, int64_t>{2, 1}));
 }
 
 TEST(ShardingCheck, NamesLayerAndNearestWidths) {
