@@ -13,9 +13,24 @@ namespace {
 constexpr double kMaskedDistance = 1024.0;  // pairwise()'s fill value
 constexpr double kChamferMask = 3.0;        // THRESHOLDS_FRECHET[-1]
 
-double euclidean(const data::Vec3& a, const data::Vec3& b) {
+// Squared distance summed as scipy's cdist sums it; sqrt is monotonic and correctly rounded,
+// so min/max over squared distances then sqrt gives exactly min/max over distances.
+double squared(const data::Vec3& a, const data::Vec3& b) {
   const double d0 = a[0] - b[0], d1 = a[1] - b[1], d2 = a[2] - b[2];
-  return std::sqrt(d0 * d0 + d1 * d1 + d2 * d2);
+  return d0 * d0 + d1 * d1 + d2 * d2;
+}
+double euclidean(const data::Vec3& a, const data::Vec3& b) { return std::sqrt(squared(a, b)); }
+
+// Gap between the axis-aligned boxes of two curves: no point pair is closer than this.
+double box_gap(const Curve& a, const Curve& b) {
+  double gap2 = 0;
+  for (int k = 0; k < 3; ++k) {
+    auto [amin, amax] = std::minmax_element(a.begin(), a.end(), [k](const auto& p, const auto& q) { return p[k] < q[k]; });
+    auto [bmin, bmax] = std::minmax_element(b.begin(), b.end(), [k](const auto& p, const auto& q) { return p[k] < q[k]; });
+    const double d = std::max({0.0, (*bmin)[k] - (*amax)[k], (*amin)[k] - (*bmax)[k]});
+    gap2 += d * d;
+  }
+  return std::sqrt(gap2);
 }
 
 float to_f32(double v) { return static_cast<float>(v); }
@@ -61,7 +76,7 @@ double frechet_distance(const Curve& gt, const Curve& pred) {
   std::vector<double> prev(m), cur(m);
   for (size_t i = 0; i < n; ++i) {
     for (size_t j = 0; j < m; ++j) {
-      const double c = euclidean(pred[i], gt[j]);
+      const double c = squared(pred[i], gt[j]);
       if (i == 0 && j == 0) cur[j] = c;
       else if (i == 0) cur[j] = std::max(cur[j - 1], c);
       else if (j == 0) cur[j] = std::max(prev[0], c);
@@ -69,7 +84,7 @@ double frechet_distance(const Curve& gt, const Curve& pred) {
     }
     std::swap(prev, cur);
   }
-  return prev[m - 1];
+  return std::sqrt(prev[m - 1]);
 }
 
 double chamfer_distance(const Curve& gt_in, const Curve& pred) {
@@ -78,10 +93,12 @@ double chamfer_distance(const Curve& gt_in, const Curve& pred) {
   std::vector<double> to_gt(pred.size(), INFINITY), to_pred(g, INFINITY);
   for (size_t i = 0; i < pred.size(); ++i)
     for (size_t j = 0; j < g; ++j) {
-      const double d = euclidean(pred[i], gt_in[j]);
+      const double d = squared(pred[i], gt_in[j]);
       to_gt[i] = std::min(to_gt[i], d);
       to_pred[j] = std::min(to_pred[j], d);
     }
+  for (double& d : to_gt) d = std::sqrt(d);
+  for (double& d : to_pred) d = std::sqrt(d);
   return (numpy_mean(to_gt) + numpy_mean(to_pred)) / 2;
 }
 
@@ -112,6 +129,8 @@ Matrix lane_distances(const std::vector<data::LaneCenterline>& gt, const std::ve
     const Curve g = float32_curve(gt[i].points);
     const double relax = relaxation_factor(g);
     for (size_t j = 0; j < pred.size(); ++j) {
+      // Chamfer >= the gap between the curves' boxes: beyond 3 m / relax the mask is certainly off.
+      if (box_gap(g, pred[j].points) * relax > kChamferMask + 1e-6) continue;
       if (!(chamfer_distance(g, pred[j].points) * relax < kChamferMask)) continue;
       out(static_cast<int64_t>(i), static_cast<int64_t>(j)) = frechet_distance(g, pred[j].points) * relax;
     }

@@ -2,7 +2,11 @@
 // threshold, APs over all frames, then topology APs on the matches; float32 where numpy uses it.
 #include "eval/Evaluate.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <mutex>
+#include <thread>
 #include <set>
 
 #include <fmt/format.h>
@@ -60,6 +64,30 @@ float detection_ap(const std::vector<FrameData>& frames, bool lanes, double thre
   const float ap = average_precision(matches, num_gts);
   if (matches_out) *matches_out = std::move(matches);
   return ap;
+}
+
+// The pairwise distances of every frame, frames spread over the hardware threads (each frame's
+// matrices are computed by one thread, so the values do not depend on the thread count).
+void compute_distances(std::vector<FrameData>& frames, const Progress& progress) {
+  const auto total = static_cast<int64_t>(frames.size());
+  std::atomic<int64_t> next{0};
+  int64_t done = 0;
+  std::mutex mutex;
+  auto work = [&] {
+    for (int64_t k; (k = next++) < total;) {
+      FrameData& f = frames[static_cast<size_t>(k)];
+      f.lane_dist = lane_distances(f.gt->lanes, f.pred->lanes);
+      f.element_dist = element_distances(f.gt->elements, f.pred->elements);
+      std::lock_guard<std::mutex> lock(mutex);
+      ++done;
+      if (progress) progress(done, total);
+    }
+  };
+  const int64_t n = std::min<int64_t>(total, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
 }
 
 void check_finite(double v, const std::string& where) {
@@ -122,14 +150,14 @@ Scores evaluate(const std::vector<data::Frame>& gt, const Predictions& pred, con
       throw util::Error(fmt::format("no prediction for frame {} (results/{} is missing)", key, key),
                         "predict every frame of the split, with empty lists where nothing is found");
     check_prediction(key, it->second);
-    frames.push_back({&*f.annotation, &it->second, lane_distances(f.annotation->lanes, it->second.lanes),
-                      element_distances(f.annotation->elements, it->second.elements)});
-    if (progress) progress(static_cast<int64_t>(frames.size()), static_cast<int64_t>(gt.size()));
+    frames.push_back({&*f.annotation, &it->second, {}, {}});
   }
   for (const auto& [key, _] : pred)
     if (!keys.count(key))
       throw util::Error(fmt::format("prediction results/{} names a frame that is not in the ground truth", key),
                         "evaluate against the split the predictions were made for");
+
+  compute_distances(frames, progress);
 
   Scores s;
   s.frames = static_cast<int64_t>(frames.size());

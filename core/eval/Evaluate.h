@@ -28,7 +28,8 @@ struct Scores {
 // frames must carry annotation. Throws util::Error naming the frame and field when a frame
 // is missing on either side or a prediction is malformed (shapes, ids, non-finite values).
 // Tied confidences are ranked in input order (numpy's unstable argsort leaves them unspecified).
-// `progress` (optional) is called after each frame's distances: (frames done, frames total).
+// Frames' distances are computed on all hardware threads; `progress` (optional) is called,
+// one call at a time, after each frame's distances: (frames done, frames total).
 using Progress = std::function<void(int64_t done, int64_t total)>;
 Scores evaluate(const std::vector<data::Frame>& gt, const Predictions& pred, const Progress& progress = {});
 
