@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -29,9 +30,23 @@ json read_json(const std::string& path) {
   return json::parse(in);
 }
 
+std::map<int, std::string>& generated_roots() {
+  static std::map<int, std::string> roots;
+  return roots;
+}
+
+// Removes the generated folders when the test program ends.
+class RemoveGenerated : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (const auto& [seed, root] : generated_roots()) std::filesystem::remove_all(root);
+  }
+};
+[[maybe_unused]] const auto* const kRemoveGenerated = ::testing::AddGlobalTestEnvironment(new RemoveGenerated);
+
 // Ground truth, predictions and the devkit's scores for one seed, generated once per process.
 const std::string& reference_root(int seed) {
-  static std::map<int, std::string> roots;
+  auto& roots = generated_roots();
   auto it = roots.find(seed);
   if (it != roots.end()) return it->second;
   const std::string root = halo::testing::fresh_dir("eval-devkit");
