@@ -74,7 +74,7 @@ class DevkitAgreement : public ::testing::TestWithParam<int> {};
 TEST_P(DevkitAgreement, ApiAndCliMatchTheDevkit) {
   const std::string& root = reference_root(GetParam());
   const json expected = read_json(root + "/expected.json");
-  ASSERT_EQ(expected.size(), 4u);
+  ASSERT_EQ(expected.size(), 6u);
   for (const auto& [variant, devkit] : expected.items()) {
     const std::string pred = root + "/pred_" + variant + ".json";
     const json halo = api_scores(root, pred);
@@ -89,6 +89,7 @@ TEST_P(DevkitAgreement, ApiAndCliMatchTheDevkit) {
       }
     else
       EXPECT_LT(devkit.at("OLS").get<double>(), 0.99) << variant << " should not be perfect";
+    if (variant == "empty") EXPECT_EQ(halo.at("DET_l").get<double>(), 0.0);
   }
   // The CLI prints exactly the five numbers.
   const auto r = halo::testing::run_halo("eval --gt " + quote(root) + " --pred " + quote(root + "/pred_noisy.json") + " --json");

@@ -10,6 +10,7 @@ import os
 import pickle
 import sys
 import types
+from functools import partial
 
 import numpy as np
 
@@ -109,7 +110,7 @@ def write_ground_truth(root, rng):
 
 
 # ---------------------------------------------------------------- predictions ----------
-def perturb(rng, ann, lane_noise, drop, extra, wrong_attribute, box_noise):
+def perturb(rng, ann, lane_noise, drop, extra, wrong_attribute, box_noise, duplicate=0.0):
     gl, ge = ann["lane_centerline"], ann["traffic_element"]
     keep_l = [i for i in range(len(gl)) if rng.random() >= drop]
     keep_e = [i for i in range(len(ge)) if rng.random() >= drop]
@@ -122,6 +123,9 @@ def perturb(rng, ann, lane_noise, drop, extra, wrong_attribute, box_noise):
         pts = pts + rng.normal(0, sigma, pts.shape) * 0.3 + rng.normal(0, sigma, (1, 3))
         lanes.append(pts)
         src_l.append(i)
+        if rng.random() < duplicate:  # a second detection of the same lane: a false positive
+            lanes.append(pts + rng.normal(0, 0.1, pts.shape))
+            src_l.append(i)
     for _ in range(int(rng.poisson(extra))):
         lanes.append(curve(rng, int(rng.choice([11, 201]))))
         src_l.append(-1)
@@ -166,11 +170,18 @@ def perfect(rng, ann):
     }
 
 
-VARIANTS = {
-    "perfect": None,
-    "close": dict(lane_noise=0.3, drop=0.1, extra=0.5, wrong_attribute=0.1, box_noise=3.0),
-    "noisy": dict(lane_noise=1.0, drop=0.25, extra=1.5, wrong_attribute=0.25, box_noise=10.0),
-    "poor": dict(lane_noise=2.5, drop=0.4, extra=3.0, wrong_attribute=0.5, box_noise=30.0),
+def nothing(rng, ann):
+    return {"lane_centerline": [], "traffic_element": [], "topology_lclc": [], "topology_lcte": []}
+
+
+VARIANTS = {  # name -> make(rng, annotation) -> predictions of one frame
+    "perfect": perfect,
+    "empty": nothing,
+    "close": partial(perturb, lane_noise=0.3, drop=0.1, extra=0.5, wrong_attribute=0.1, box_noise=3.0),
+    "duplicates": partial(perturb, lane_noise=0.2, drop=0.1, extra=0.5, wrong_attribute=0.1, box_noise=3.0,
+                          duplicate=0.5),
+    "noisy": partial(perturb, lane_noise=1.0, drop=0.25, extra=1.5, wrong_attribute=0.25, box_noise=10.0),
+    "poor": partial(perturb, lane_noise=2.5, drop=0.4, extra=3.0, wrong_attribute=0.5, box_noise=30.0),
 }
 
 
@@ -215,9 +226,8 @@ def generate(root, seed):
     frames = write_ground_truth(root, rng)
     ground_truth = load_ground_truth(root)
     expected = {}
-    for name, params in VARIANTS.items():
-        results = {key: {"predictions": perfect(rng, ann) if params is None else perturb(rng, ann, **params)}
-                   for key, ann in frames.items()}
+    for name, make in VARIANTS.items():
+        results = {key: {"predictions": make(rng, ann)} for key, ann in frames.items()}
         path = os.path.join(root, f"pred_{name}.json")
         with open(path, "w") as f:
             json.dump({"method": "devkit_reference", "results": results}, f)
