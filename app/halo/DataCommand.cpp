@@ -1,5 +1,5 @@
-// `halo data synth|check`: writes synthetic OpenLane-V2 segments, and validates a dataset
-// (every frame JSON and image) printing per-segment counts as a table or --json.
+// `halo data synth|check|bench`: writes synthetic OpenLane-V2 segments, validates a dataset
+// (every frame JSON and image) with per-segment counts, measures the pipeline's throughput.
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +11,7 @@
 
 #include "Commands.h"
 #include "data/DatasetCheck.h"
+#include "data/MultiViewLoader.h"
 #include "data/SynthGenerator.h"
 #include "util/Error.h"
 
@@ -101,6 +102,46 @@ void check(const CheckArgs& a) {
                       "each is listed above with its file and field");
 }
 
+struct BenchArgs {
+  std::string root, split = "train", split_file;
+  int64_t height = 256, width = 704, batch = 1, batches = 20;
+  int workers = 2;
+  bool json = false;
+};
+
+// Pipeline throughput: batches taken back to back (no model), so the rate is what the
+// loader can feed; the wait per batch is what a consumer as fast as that would see.
+void bench(const BenchArgs& a) {
+  data::LoaderOptions o;
+  o.root = a.root, o.split = a.split, o.split_file = a.split_file;
+  o.height = a.height, o.width = a.width, o.batch = a.batch, o.workers = a.workers;
+  data::MultiViewLoader loader(o);
+  const auto t0 = std::chrono::steady_clock::now();
+  int64_t batches = 0, frames = 0, epoch = 0;
+  loader.start_epoch(epoch);
+  while (batches < a.batches) {
+    auto b = loader.next();
+    if (!b) {
+      if (loader.batches_per_epoch() == 0) throw util::Error("the split has fewer frames than one batch", "lower --batch");
+      loader.start_epoch(++epoch);
+      continue;
+    }
+    ++batches, frames += static_cast<int64_t>(b->keys.size());
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (a.json) {
+    std::printf("%s\n", nlohmann::json{{"batches", batches}, {"frames", frames}, {"seconds", s}, {"frames_per_s", frames / s},
+                                       {"ms_per_batch", 1000 * s / batches}, {"workers", a.workers},
+                                       {"height", a.height}, {"width", a.width}, {"skipped", loader.skipped()}}
+                            .dump(2)
+                            .c_str());
+  } else {
+    std::printf("%lld batches (%lld frames) of %lldx%lld in %.2f s: %.1f frames/s, %.1f ms per batch, %d workers\n",
+                static_cast<long long>(batches), static_cast<long long>(frames), static_cast<long long>(a.height),
+                static_cast<long long>(a.width), s, frames / s, 1000 * s / batches, a.workers);
+  }
+}
+
 }  // namespace
 
 void add_data_commands(CLI::App& app) {
@@ -127,6 +168,19 @@ void add_data_commands(CLI::App& app) {
   ch->add_option("--split-file", c->split_file, "list frames from a data_dict_subset_X.json instead of scanning");
   ch->add_flag("--json", c->json, "print the report as JSON");
   ch->callback([c]() { check(*c); });
+
+  auto b = std::make_shared<BenchArgs>();
+  auto* be = d->add_subcommand("bench", "Throughput of the multi-view pipeline (decode, resize, normalise, pad)");
+  be->add_option("root", b->root, "dataset root")->required();
+  be->add_option("--split", b->split, "split to read")->capture_default_str();
+  be->add_option("--split-file", b->split_file, "list frames from a data_dict_subset_X.json instead of scanning");
+  be->add_option("--height", b->height, "network input height")->capture_default_str();
+  be->add_option("--width", b->width, "network input width")->capture_default_str();
+  be->add_option("--batch", b->batch, "frames per batch")->capture_default_str();
+  be->add_option("--batches", b->batches, "batches to take")->capture_default_str();
+  be->add_option("--workers", b->workers, "decoding threads")->capture_default_str();
+  be->add_flag("--json", b->json, "print the result as JSON");
+  be->callback([b]() { bench(*b); });
 }
 
 }  // namespace halo::app

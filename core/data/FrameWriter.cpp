@@ -14,20 +14,21 @@ namespace halo::data {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using ojson = nlohmann::ordered_json;
 
 namespace {
 
-json mat(const Mat3& m) { return {{m[0][0], m[0][1], m[0][2]}, {m[1][0], m[1][1], m[1][2]}, {m[2][0], m[2][1], m[2][2]}}; }
-json vec(const Vec3& v) { return {v[0], v[1], v[2]}; }
+ojson mat(const Mat3& m) { return {{m[0][0], m[0][1], m[0][2]}, {m[1][0], m[1][1], m[1][2]}, {m[2][0], m[2][1], m[2][2]}}; }
+ojson vec(const Vec3& v) { return {v[0], v[1], v[2]}; }
 
-json annotation_json(const Annotation& a) {
-  json lanes = json::array();
+ojson annotation_json(const Annotation& a) {
+  ojson lanes = ojson::array();
   for (const auto& l : a.lanes) {
-    json pts = json::array();
+    ojson pts = ojson::array();
     for (const auto& p : l.points) pts.push_back(vec(p));
     lanes.push_back({{"id", l.id}, {"points", pts}, {"is_intersection_or_connector", l.is_intersection_or_connector}});
   }
-  json tes = json::array();
+  ojson tes = ojson::array();
   for (const auto& t : a.elements)
     tes.push_back({{"id", t.id},
                    {"category", t.category},
@@ -41,22 +42,22 @@ json annotation_json(const Annotation& a) {
 
 }  // namespace
 
-json frame_to_json(const Frame& f) {
-  json sensor = json::object();
+ojson frame_to_json(const Frame& f) {
+  ojson sensor = ojson::object();
   for (const auto& c : f.cameras) {
-    json cam = {{"image_path", c.image_path},
+    ojson cam = {{"image_path", c.image_path},
                 {"extrinsic", {{"rotation", mat(c.rotation)}, {"translation", vec(c.translation)}}},
                 {"intrinsic", {{"K", mat(c.K)}, {"distortion", c.distortion}}}};
     if (standard_image_size(c.name) != std::pair<int64_t, int64_t>{c.width, c.height})
       cam["image_size"] = {c.width, c.height};
     sensor[c.name] = cam;
   }
-  json j = {{"version", f.version},
-            {"segment_id", f.segment_id},
-            {"meta_data", f.meta_json.empty() ? json::object() : json::parse(f.meta_json)},
-            {"timestamp", f.timestamp},
-            {"sensor", sensor},
-            {"pose", {{"rotation", mat(f.pose.rotation)}, {"translation", vec(f.pose.translation)}}}};
+  ojson j = {{"version", f.version},
+             {"segment_id", f.segment_id},
+             {"meta_data", f.meta_json.empty() ? ojson::object() : ojson::parse(f.meta_json)},
+             {"timestamp", f.timestamp},
+             {"sensor", sensor},
+             {"pose", {{"rotation", mat(f.pose.rotation)}, {"translation", vec(f.pose.translation)}}}};
   if (f.annotation) j["annotation"] = annotation_json(*f.annotation);
   return j;
 }

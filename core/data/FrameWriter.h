@@ -13,9 +13,10 @@
 
 namespace halo::data {
 
-// The frame as its info JSON (the inverse of parse_frame). Cameras whose width/height
-// differ from the standard OpenLane-V2 size get an extra "image_size": [w, h].
-nlohmann::json frame_to_json(const Frame& frame);
+// The frame as its info JSON (the inverse of parse_frame), keys in the dataset's order and
+// cameras in Frame::cameras order (the devkit lists views in key order: front view first).
+// Cameras whose width/height differ from the standard size get an extra "image_size": [w, h].
+nlohmann::ordered_json frame_to_json(const Frame& frame);
 
 // <root>/<split>/<segment>/info/<timestamp>.json
 void write_frame(const std::filesystem::path& root, const Frame& frame);

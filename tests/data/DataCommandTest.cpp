@@ -35,6 +35,13 @@ TEST(DataCommand, SynthThenCheck) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("train: 2 segments, 4 frames, 24 images, 0 problems"), std::string::npos) << r.out;
 
+  r = run_halo("data bench " + d + " --height 64 --width 128 --batch 2 --batches 3 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto b = nlohmann::json::parse(r.out);
+  EXPECT_EQ(b["batches"], 3);  // the second epoch supplies the third batch
+  EXPECT_EQ(b["frames"], 6);
+  EXPECT_GT(b["frames_per_s"].get<double>(), 0.0);
+
   // A damaged image and JSON: non-zero exit, every problem listed with its file.
   std::string img;  // in segment 00000, the damaged JSON in 00001 (whose images are not read)
   for (const auto& e : fs::recursive_directory_iterator(d + "/train/00000"))

@@ -96,10 +96,17 @@ TEST(Synth, ReaderRoundTripsEveryField) {
       }
     }
   }
-  // The JSON keeps the devkit's keys, and frame_to_json(read) reproduces the file exactly.
-  const auto j = nlohmann::json::parse(slurp(fs::path(o.out) / "train" / refs[0].segment_id / "info" / (refs[0].timestamp + ".json")));
-  EXPECT_EQ(frame_to_json(read_frame(o.out, refs[0])), j);
-  for (const char* k : {"version", "segment_id", "meta_data", "timestamp", "sensor", "pose", "annotation"}) EXPECT_TRUE(j.contains(k)) << k;
+  // frame_to_json(read) reproduces the file byte for byte; keys as the devkit reads them,
+  // the front camera first (the devkit's camera list is the key order).
+  const std::string text = slurp(frame_json_path(o.out, refs[0]));
+  EXPECT_EQ(frame_to_json(read_frame(o.out, refs[0])).dump(), text);
+  const auto j = nlohmann::ordered_json::parse(text);
+  std::vector<std::string> keys, cams;
+  for (const auto& [k, _] : j.items()) keys.push_back(k);
+  for (const auto& [k, _] : j["sensor"].items()) cams.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"version", "segment_id", "meta_data", "timestamp", "sensor", "pose", "annotation"}));
+  EXPECT_EQ(cams.front(), "ring_front_center");
+  EXPECT_EQ(cams.size(), 7u);
   EXPECT_EQ(j["sensor"]["ring_front_center"]["intrinsic"]["K"].size(), 3u);
   EXPECT_EQ(j["annotation"]["lane_centerline"][0]["points"].size(), 201u);
   fs::remove_all(o.out);
