@@ -12,5 +12,6 @@ void add_launch_commands(CLI::App& app);
 void add_export_commands(CLI::App& app);
 void add_runs_commands(CLI::App& app);
 void add_eval_commands(CLI::App& app);
+void add_data_commands(CLI::App& app);
 
 }  // namespace halo::app
