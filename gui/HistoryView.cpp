@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "RunController.h"
 #include "store/HistoryDb.h"
@@ -27,7 +28,20 @@ namespace halo::gui {
 
 namespace {
 enum Col { kId, kName, kStatus, kSteps, kStrategy, kMesh, kDevices, kStarted, kTags, kDir, kCols };
+
+// The history's devices JSON ([{"rank":0,"device":"cpu","host":"vm"}, ...]) as "2 × cpu on vm".
+QString devices_text(const std::string& devices) {
+  const auto j = nlohmann::json::parse(devices, nullptr, false);
+  if (j.is_discarded() || !j.is_array()) return QString::fromStdString(devices);
+  std::map<std::string, int> count;
+  for (const auto& d : j)
+    if (d.is_object()) ++count[d.value("device", "?") + (d.value("host", "").empty() ? "" : " on " + d.value("host", ""))];
+  QStringList parts;
+  for (const auto& [what, n] : count) parts << QString("%1 × %2").arg(n).arg(QString::fromStdString(what));
+  return parts.join(", ");
 }
+
+}  // namespace
 
 HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
   filter_ = new QLineEdit(this);
@@ -162,7 +176,7 @@ void HistoryView::refresh() {
       table_->setItem(row, kSteps, steps);
       table_->setItem(row, kStrategy, new QTableWidgetItem(strategy));
       table_->setItem(row, kMesh, new QTableWidgetItem(QString("%1×%2").arg(r.sp).arg(r.dp)));
-      table_->setItem(row, kDevices, new QTableWidgetItem(QString::fromStdString(r.devices)));
+      table_->setItem(row, kDevices, new QTableWidgetItem(devices_text(r.devices)));
       const QString started =
           r.start_time ? QDateTime::fromSecsSinceEpoch(static_cast<qint64>(*r.start_time)).toString("yyyy-MM-dd HH:mm:ss") : "";
       table_->setItem(row, kStarted, new QTableWidgetItem(started));

@@ -90,7 +90,12 @@ void LayoutView::set_layout(const nlohmann::json& layout, int views) {
   totals_->setText(tr("Layer outputs summed per rank (input of %1 images): %2")
                        .arg(layout["input"][0].get<int64_t>())
                        .arg(parts.join(";  ")));
-  if (!layers.empty()) table_->selectRow(0);
+  // Start on the first layer that trades halos: that is what the overlay is for.
+  int first_halo = 0;
+  for (size_t i = 0; i < layers.size() && first_halo == 0; ++i)
+    for (const auto& r : layers[i]["ranks"])
+      if (r.value("halo_left", 0) + r.value("halo_right", 0) > 0) first_halo = static_cast<int>(i);
+  if (!layers.empty()) table_->selectRow(first_halo);
 }
 
 }  // namespace halo::gui

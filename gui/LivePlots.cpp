@@ -265,9 +265,10 @@ void LivePlots::refresh() {
     line->point1->setCoords(0, limit);
     line->point2->setCoords(1, limit);
     auto* label = new QCPItemText(memory_);
-    label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
-    label->position->setType(QCPItemPosition::ptAxisRectRatio);
-    label->position->setCoords(0.99, 0.0);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    label->position->setTypeY(QCPItemPosition::ptPlotCoords);
+    label->position->setCoords(0.01, limit);
     label->setText(tr("device limit %1 MiB (log scale)").arg(limit, 0, 'f', 0));
     label->setColor(QColor(200, 30, 30));
     memory_->yAxis->setScaleType(QCPAxis::stLogarithmic);
@@ -298,6 +299,7 @@ void LivePlots::update_logs() {
       t->setReadOnly(true);
       t->setMaximumBlockCount(5000);
       t->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+      t->setPlaceholderText(tr("rank %1 wrote nothing to its log (rank%1.log) or the event stream").arg(r));
       logs_->addTab(t, QString("rank %1").arg(r));
     }
     auto* t = static_cast<QPlainTextEdit*>(logs_->widget(static_cast<int>(r)));
