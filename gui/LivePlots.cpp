@@ -269,7 +269,7 @@ void LivePlots::refresh() {
     label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
     label->position->setTypeY(QCPItemPosition::ptPlotCoords);
     label->position->setCoords(0.01, limit);
-    label->setText(tr("device limit %1 MiB (log scale)").arg(limit, 0, 'f', 0));
+    label->setText(tr("limit per rank %1 MiB (log scale)").arg(limit, 0, 'f', 0));
     label->setColor(QColor(200, 30, 30));
     memory_->yAxis->setScaleType(QCPAxis::stLogarithmic);
     memory_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());

@@ -12,6 +12,7 @@
 #include <QTabWidget>
 #include <QToolBar>
 
+#include "CoreChecks.h"
 #include "ExportDialog.h"
 #include "HistoryView.h"
 #include "LayoutView.h"
@@ -20,6 +21,7 @@
 #include "RunModel.h"
 #include "SetupForm.h"
 #include "StrategyView.h"
+#include "train/ExperimentConfig.h"
 #include "util/Version.h"
 
 namespace halo::gui {
@@ -100,6 +102,19 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     strategies_->start_sweep(setup_->experiment(), runs_root, db_path);
   });
   connect(strategies_, &StrategyView::message, this, [this](const QString& m) { show_message(m); });
+  // Predicted next to measured: core's memory planner for each run's config.
+  auto parsed = [](const nlohmann::json& c) -> std::optional<train::ExperimentConfig> {
+    auto r = train::parse_experiment(c);
+    return r.problems.empty() ? std::optional(r.config) : std::nullopt;
+  };
+  strategies_->predict_bytes = [parsed](const nlohmann::json& c) {
+    auto cfg = parsed(c);
+    return cfg ? CoreChecks::predicted_peak_bytes(*cfg) : std::nullopt;
+  };
+  strategies_->predict_ms = [parsed](const nlohmann::json& c) {
+    auto cfg = parsed(c);
+    return cfg ? CoreChecks::predicted_step_ms(*cfg) : std::nullopt;
+  };
   history_->db_path = db_path;
   history_->refresh();
 }

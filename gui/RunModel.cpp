@@ -12,6 +12,8 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include "CoreChecks.h"
+#include "train/ExperimentConfig.h"
 #include "util/Error.h"
 
 namespace halo::gui {
@@ -135,8 +137,11 @@ QString RunModel::strategy_label() const {
 }
 
 double RunModel::device_limit_bytes() const {
+  const auto parsed = train::parse_experiment(config_.is_object() ? config_ : nlohmann::json::object());
+  if (parsed.problems.empty())
+    if (const auto limit = CoreChecks::device_limit_bytes(parsed.config)) return *limit;
   const bool cuda = config_.contains("parallel") && config_["parallel"].value("device", "cpu") == "cuda";
-  if (cuda) return 0;  // the device's size is not in the events
+  if (cuda) return 0;  // unknown on this machine
   return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
 }
 

@@ -58,6 +58,10 @@ QString shown(const json& v) {
 }  // namespace
 
 SetupForm::SetupForm(QWidget* parent) : QWidget(parent) {
+  predict = [](const nlohmann::json& exp) {
+    const std::string text = CoreChecks::prediction_text(train::parse_experiment(exp).config);
+    return text.empty() ? tr("the memory planner cannot predict this experiment") : QString::fromStdString(text);
+  };
   build();
   set_experiment(train::to_json(train::ExperimentConfig{}));
 }
@@ -308,6 +312,8 @@ bool SetupForm::save_file(const QString& path) {
   return true;
 }
 
+QString SetupForm::predicted_text() const { return predicted_->text(); }
+
 QString SetupForm::problems_text() const { return valid_ ? QString() : problems_->toPlainText(); }
 
 void SetupForm::validate() {
@@ -329,7 +335,7 @@ void SetupForm::validate() {
   browse_->setEnabled(source_files);
   predicted_->setText(!ok ? tr("(fix the problems first)")
                           : predict ? predict(exp)
-                                    : tr("no memory planner in this build"));
+                                    : QString());
   launch_->setEnabled(ok);
   if (ok != valid_) {
     valid_ = ok;

@@ -32,7 +32,8 @@ class SetupForm : public QWidget {
   bool load_file(const QString& path);                   // false + message on error
   bool save_file(const QString& path);
   bool valid() const { return valid_; }
-  QString problems_text() const;  // the CLI's "  - field: value: fix" lines ("" when valid)
+  QString problems_text() const;
+  QString predicted_text() const;  // what the form shows as the predicted memory per rank  // the CLI's "  - field: value: fix" lines ("" when valid)
   // Predicted bytes per rank for an experiment (set once a memory planner is wired in).
   std::function<QString(const nlohmann::json&)> predict;
 

@@ -13,6 +13,7 @@
 
 #include <qcustomplot.h>
 
+#include "CoreChecks.h"
 #include "ExportDialog.h"
 #include "GuiTestSupport.h"
 #include "HistoryView.h"
@@ -22,6 +23,8 @@
 #include "RunController.h"
 #include "RunModel.h"
 #include "SetupForm.h"
+#include "StrategyView.h"
+#include "train/ExperimentConfig.h"
 
 namespace halo::gui {
 namespace {
@@ -111,6 +114,16 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   EXPECT_TRUE(exported.at(0).at(0).toBool()) << d.result_text().toStdString();
   EXPECT_TRUE(QFile::exists(exported.at(0).at(1).toString()));
   EXPECT_TRUE(d.result_text().contains(exported.at(0).at(1).toString())) << d.result_text().toStdString();
+
+  // Strategies: the run's measured peak next to the planner's prediction for its config.
+  t.w.compare_runs({run_dir});
+  QTableWidget* bars = t.w.strategies()->table();
+  ASSERT_EQ(bars->rowCount(), 1);
+  EXPECT_EQ(bars->item(0, 0)->text(), "tp2");
+  const auto predicted = CoreChecks::predicted_peak_bytes(train::parse_experiment(c->model()->config()).config);
+  ASSERT_TRUE(predicted.has_value());
+  EXPECT_EQ(bars->item(0, 3)->text(), LayoutView::bytes_text(*predicted));
+  EXPECT_EQ(bars->item(0, 2)->text(), LayoutView::bytes_text(std::max(c->model()->peak_bytes(0), c->model()->peak_bytes(1))));
 
   // Re-opening the finished run from its folder shows the same steps.
   ASSERT_TRUE(t.w.open_run(run_dir));

@@ -9,6 +9,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 
+#include "CoreChecks.h"
 #include "SetupForm.h"
 #include "train/ExperimentConfig.h"
 
@@ -97,6 +98,26 @@ TEST(SetupForm, AcceptsGoodValues) {
   ASSERT_EQ(validity.count(), 2);
   EXPECT_TRUE(validity.at(1).at(0).toBool());
   EXPECT_TRUE(form.findChild<QPushButton*>("launch")->isEnabled());
+}
+
+TEST(SetupForm, ShowsThePlannersPredictionForTheChosenStrategy) {
+  SetupForm form;
+  ASSERT_TRUE(form.load_file(quickstart()));
+  const auto cfg = train::parse_experiment(form.experiment()).config;
+  const QString tp = form.predicted_text();
+  EXPECT_EQ(tp.toStdString(), CoreChecks::prediction_text(cfg));
+  EXPECT_TRUE(tp.contains("rank 0: peak")) << tp.toStdString();
+  EXPECT_TRUE(tp.contains("rank 1: peak")) << tp.toStdString();
+  // Another strategy, another prediction: one rank, all activations kept.
+  form.combo("parallel.strategy")->setCurrentText("none");
+  form.spin("parallel.sp")->setValue(1);
+  ASSERT_TRUE(form.valid()) << form.problems_text().toStdString();
+  EXPECT_NE(form.predicted_text(), tp);
+  EXPECT_FALSE(form.predicted_text().contains("rank 1:"));
+  const auto none = CoreChecks::predicted_peak_bytes(train::parse_experiment(form.experiment()).config);
+  const auto sharded = CoreChecks::predicted_peak_bytes(cfg);
+  ASSERT_TRUE(none && sharded);
+  EXPECT_GT(*none, *sharded);
 }
 
 TEST(SetupForm, SaveThenLoadKeepsEveryField) {
