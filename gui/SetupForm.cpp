@@ -179,6 +179,7 @@ void SetupForm::build() {
   predicted_ = new QLabel(this);
   predicted_->setWordWrap(true);
   predicted_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  predicted_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
   problems_ = new QPlainTextEdit(this);
   problems_->setReadOnly(true);
   problems_->setMaximumHeight(140);
@@ -197,7 +198,7 @@ void SetupForm::build() {
   left->addWidget(problems_);
   bottom->addLayout(left, 3);
   auto* right = new QVBoxLayout;
-  right->addWidget(new QLabel(tr("<b>Predicted memory per rank</b>"), this));
+  right->addWidget(new QLabel(tr("<b>Predicted memory per rank</b> (core's memory planner)"), this));
   right->addWidget(predicted_, 1);
   right->addWidget(launch_);
   bottom->addLayout(right, 2);

@@ -46,7 +46,8 @@ void ShardOverlay::paintEvent(QPaintEvent*) {
   const double to_input = W / std::max(1.0, layer_w);
   p.setRenderHint(QPainter::Antialiasing, false);
   p.drawText(QRectF(gap, 2, width() - 2 * gap, top - 4), Qt::AlignLeft | Qt::AlignVCenter,
-             tr("%1 view(s) of %2x%3, sp=%4; halos of layer %5 (k=%6, s=%7), in input pixels")
+             tr("%1 view(s) of %2x%3, sp=%4: each rank's stripe; hatched: the halo columns layer %5 (k=%6, s=%7) "
+                "receives from its neighbours, in input pixels (pick a layer in the table)")
                  .arg(views_)
                  .arg(static_cast<int>(H))
                  .arg(static_cast<int>(W))
@@ -76,10 +77,14 @@ void ShardOverlay::paintEvent(QPaintEvent*) {
       const int rank = r.value("rank", 0);
       const double b = r["in_columns"][0].get<double>() * to_input, e = r["in_columns"][1].get<double>() * to_input;
       const double hl = r.value("halo_left", 0) * to_input, hr = r.value("halo_right", 0) * to_input;
-      QBrush hatch(series_color(rank), Qt::BDiagPattern);
+      QBrush hatch(Qt::white, Qt::BDiagPattern);
       const double band = vh / 6, y = top + vh - band * (1 + rank % 4);
-      if (hl > 0) p.fillRect(QRectF(x0 + (b - hl) * scale, y, std::max(1.0, hl * scale), band), hatch);
-      if (hr > 0) p.fillRect(QRectF(x0 + e * scale, y, std::max(1.0, hr * scale), band), hatch);
+      for (const QRectF& h : {QRectF(x0 + (b - hl) * scale, y, hl > 0 ? std::max(2.0, hl * scale) : 0, band),
+                              QRectF(x0 + e * scale, y, hr > 0 ? std::max(2.0, hr * scale) : 0, band)}) {
+        if (h.width() <= 0) continue;
+        p.fillRect(h, series_color(rank));  // the columns this rank receives from a neighbour
+        p.fillRect(h, hatch);
+      }
       p.setPen(QPen(series_color(rank), 2));
       p.drawLine(QPointF(x0 + b * scale, y + band / 2), QPointF(x0 + e * scale, y + band / 2));
     }
