@@ -233,9 +233,13 @@ void HistoryView::run_cli(const QStringList& args) {
     if (code != 0) emit message(out.isEmpty() ? tr("halo runs failed (exit %1)").arg(code) : out);
     p->deleteLater();
     refresh();
+    emit cliFinished(code);
   });
-  connect(p, &QProcess::errorOccurred, this, [this, p](QProcess::ProcessError) {
+  connect(p, &QProcess::errorOccurred, this, [this, p](QProcess::ProcessError e) {
+    if (e != QProcess::FailedToStart) return;
     emit message(tr("cannot run %1: %2").arg(RunController::halo_binary(), p->errorString()));
+    p->deleteLater();
+    emit cliFinished(-1);
   });
   p->start(RunController::halo_binary(), full);
 }

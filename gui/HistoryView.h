@@ -33,6 +33,7 @@ class HistoryView : public QWidget {
   void cloneRun(const nlohmann::json& config);
   void exportRun(const QString& run_dir);
   void message(const QString& text);
+  void cliFinished(int exit_code);  // after run_cli's command (and the refresh it causes)
 
  private:
   int64_t current_id() const;

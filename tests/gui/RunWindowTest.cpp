@@ -5,6 +5,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -105,6 +106,26 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   t.w.history()->refresh();
   ASSERT_EQ(t.w.history()->table()->rowCount(), 1);
   EXPECT_EQ(t.w.history()->table()->item(0, 2)->text(), "FINISHED");
+  // A tag and a note through `halo runs`, then the tag filter finds the run.
+  QSignalSpy cli(t.w.history(), &HistoryView::cliFinished);
+  const QString id = t.w.history()->table()->item(0, 0)->text();
+  t.w.history()->run_cli({"runs", "tag", id, "baseline"});
+  ASSERT_TRUE(wait_for(cli, 60000));
+  EXPECT_EQ(cli.takeFirst().at(0).toInt(), 0);
+  t.w.history()->run_cli({"runs", "note", id, "first tiny run"});
+  ASSERT_TRUE(wait_for(cli, 60000));
+  EXPECT_EQ(cli.takeFirst().at(0).toInt(), 0);
+  ASSERT_EQ(t.w.history()->table()->rowCount(), 1);
+  EXPECT_EQ(t.w.history()->table()->item(0, 8)->text(), "baseline");
+  // Clone into setup: the form holds the run's config (a new run folder).
+  t.w.history()->table()->selectRow(0);
+  for (auto* b : t.w.history()->findChildren<QPushButton*>())
+    if (b->text() == "Clone into setup") b->click();
+  auto cloned = train::parse_experiment(t.w.setup()->experiment()).config;
+  auto original = train::parse_experiment(c->model()->config()).config;
+  EXPECT_TRUE(cloned.run_dir.empty());
+  original.run_dir.clear();
+  EXPECT_EQ(cloned, original);
   ExportDialog d(run_dir);
   d.db_path = t.w.db_path;
   ASSERT_GT(d.checkpoints()->count(), 0);
@@ -128,6 +149,13 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   // Re-opening the finished run from its folder shows the same steps.
   ASSERT_TRUE(t.w.open_run(run_dir));
   EXPECT_EQ(t.w.shown_run()->steps().size(), steps.size());
+  t.w.live()->refresh();
+  const int alone = t.w.live()->loss_plot()->graphCount();  // raw + smoothed per loss key
+  EXPECT_EQ(alone, 2 * static_cast<int>(t.w.shown_run()->losses().size()));
+  // Overlaying another run adds its total loss (raw + smoothed) to the same plot.
+  t.w.overlay_runs({run_dir});
+  t.w.live()->refresh();
+  EXPECT_EQ(t.w.live()->loss_plot()->graphCount(), alone + 2);
 }
 
 TEST(RunWindow, StopFromTheWindowEndsTheRunWithAMessage) {
@@ -139,11 +167,20 @@ TEST(RunWindow, StopFromTheWindowEndsTheRunWithAMessage) {
   t.w.launch(t.w.setup()->experiment());
   for (int i = 0; i < 600 && c->model()->step_events() == 0 && finished.count() == 0; ++i) events_added.wait(500);
   ASSERT_GT(c->model()->step_events(), 0) << "no step before stop";
+  // A second window's controller re-attaches to the running launcher (as History does for a
+  // run left going) and sees it end too.
+  RunController again;
+  QSignalSpy again_finished(&again, &RunController::finished);
+  again.attach(c->run_dir(), c->pid());
+  EXPECT_EQ(again.state(), RunController::State::Running);
   c->stop();
   ASSERT_TRUE(wait_for(finished, 60000));
   EXPECT_FALSE(finished.at(0).at(0).toBool());
   EXPECT_EQ(c->state(), RunController::State::Failed);
   EXPECT_TRUE(c->failure().contains("stopped by the user")) << c->failure().toStdString();
+  ASSERT_TRUE(wait_for(again_finished, 60000));
+  EXPECT_EQ(again.state(), RunController::State::Failed);
+  EXPECT_GT(again.model()->step_events(), 0);
 }
 
 TEST(RunWindow, BadRunFolderIsAMessageNotACrash) {
