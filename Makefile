@@ -8,7 +8,7 @@ export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: deps build run test bench clean
+.PHONY: deps build run test bench screenshots clean
 
 deps:
 	@packaging/bootstrap.sh
@@ -27,6 +27,10 @@ test: build
 
 bench: build
 	$(BUILD)/bin/halo bench comm
+
+# Each workbench view with finished runs loaded (offscreen) -> build/screenshots/*.png
+screenshots: build
+	QT_QPA_PLATFORM=offscreen $(BUILD)/bin/gui_screenshots $(BUILD)/screenshots
 
 clean:
 	rm -rf $(BUILD)

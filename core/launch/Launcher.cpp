@@ -143,6 +143,7 @@ LaunchResult run_launch(const LaunchOptions& o) {
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) j = {{"event", "log"}, {"text", line}};
     j["rank"] = rank;
+    j["time"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     events << j.dump() << "\n";
     events.flush();
     history.record_event(run_id, rank, j);

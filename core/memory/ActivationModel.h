@@ -1,0 +1,56 @@
+// What LibTorch's autograd keeps for backward in each ConvNeXt layer on one rank: saved
+// bytes at their dtype (halo columns included), outputs, and the transients around them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/ConvNeXtVariant.h"
+
+namespace halo::memory {
+
+// Where the tensors live: CPU bytes are counted exactly; the CUDA caching allocator rounds
+// every block up to 512 B (allocated) and carves large ones from 2 MiB-rounded segments.
+enum class DeviceKind { Cpu, Cuda };
+
+struct ActivationInput {
+  model::ConvNeXtVariant variant;
+  int64_t images = 1;  // N * V: every view is one image through the backbone
+  int64_t height = 64, width = 256;
+  int sp = 1, rank = 0;
+  int64_t classes = 10;
+  int compute_bytes = 4;  // 4: fp32; 2: bf16/fp16 autocast
+  DeviceKind device = DeviceKind::Cpu;
+  bool drop_path = false;
+  int64_t round_to = 1;  // allocation granularity applied to every tensor (CUDA: 512)
+  int64_t round_large_to = 1;  // granularity of tensors >= 1 MiB (CUDA segments: 2 MiB)
+};
+
+// One layer as the engine runs it. "Saved" bytes are new tensors autograd keeps until the
+// layer's backward; `saves_input` says the layer also keeps its input alive.
+struct LayerMemory {
+  std::string name;  // "stem", "stages.1.downsample", "stages.0.blocks.2", "head"
+  int stage = -1;    // -1: stem, 0..3, 4: head
+  bool block = false;
+  int64_t channels = 0, height = 0, columns = 0;  // output shape on this rank (W stripe)
+  int64_t halo_left = 0, halo_right = 0;          // extra input columns (peers + padding) of its conv
+  int64_t in = 0, out = 0;                        // bytes of input / output activation
+  bool saves_input = false;
+  int64_t saved = 0;           // new bytes kept for backward
+  int64_t forward_extra = 0;   // transient above in + saved + out inside the forward
+  int64_t nograd_extra = 0;    // transient above in + out when run without grad (checkpointed)
+  int64_t backward_extra = 0;  // transient above (saved still held + grad of output), input grad included
+  int64_t in_grad = 0;         // bytes of the gradient it returns for its input
+  int64_t halo_bytes = 0;      // bytes received + sent by its halo exchange per forward
+  double flops = 0;            // forward multiply-adds x 2
+  double bytes_moved = 0;      // forward bytes read + written (for memory-bound time)
+};
+
+// Every layer in forward order, for one rank: stem, per stage (downsample,) blocks, head.
+std::vector<LayerMemory> activation_layers(const ActivationInput& in);
+
+// bytes rounded as the allocator of `in` hands them out.
+int64_t allocated_bytes(int64_t bytes, const ActivationInput& in);
+
+}  // namespace halo::memory

@@ -1,0 +1,116 @@
+// Assembles the per-rank prediction: fixed state (weights, gradients, optimizer moments)
+// plus the simulated step (activations, recompute, gradient buckets, optimizer temporaries).
+#include "memory/MemoryPlanner.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "memory/StepSimulator.h"
+#include "util/Error.h"
+
+namespace halo::memory {
+
+const RankPrediction& Prediction::worst() const {
+  return *std::max_element(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.peak < b.peak; });
+}
+
+int64_t parameter_count(const model::ConvNeXtVariant& v, int64_t classes) {
+  const auto d = [&](int i) { return static_cast<int64_t>(v.dims[static_cast<size_t>(i)]); };
+  int64_t n = 3 * 16 * d(0) + d(0) + 2 * d(0);  // stem conv + LayerNorm
+  for (int i = 0; i < 4; ++i) {
+    if (i > 0) n += 2 * d(i - 1) + d(i - 1) * 4 * d(i) + d(i);
+    n += v.depths[static_cast<size_t>(i)] * (8 * d(i) * d(i) + 58 * d(i));  // conv_dw, norm, fc1, fc2, gamma
+  }
+  return n + 2 * d(3) + d(3) * classes + classes;
+}
+
+namespace {
+
+ActivationInput activation_input(const train::ExperimentConfig& cfg, int rank, bool reserved) {
+  auto v = model::find_convnext_variant(cfg.model.arch);
+  if (!v)
+    throw util::Error(fmt::format("model.arch '{}' is unknown", cfg.model.arch),
+                      "choose one of: " + model::convnext_variant_names());
+  ActivationInput in;
+  in.variant = *v;
+  in.images = cfg.data.batch * cfg.data.views;
+  in.height = cfg.data.height;
+  in.width = cfg.data.width;
+  in.sp = cfg.parallel.strategy.starts_with("tp") ? cfg.parallel.sp : 1;
+  in.rank = rank;
+  in.classes = cfg.model.num_classes;
+  in.compute_bytes = cfg.train.precision == "fp32" ? 4 : 2;
+  in.device = cfg.parallel.device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
+  in.drop_path = cfg.model.drop_path > 0;
+  if (in.device == DeviceKind::Cuda) {
+    in.round_to = 512;
+    if (reserved) in.round_large_to = 2 << 20;
+  }
+  return in;
+}
+
+int64_t largest_parameter(const model::ConvNeXtVariant& v, int64_t classes) {
+  return std::max<int64_t>(4LL * v.dims[3] * v.dims[3], static_cast<int64_t>(v.dims[3]) * classes);
+}
+
+}  // namespace
+
+Prediction predict(const train::ExperimentConfig& cfg) {
+  return predict(cfg, stored_rates(cfg.parallel.device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu));
+}
+
+Prediction predict(const train::ExperimentConfig& cfg, const MachineRates& rates) {
+  Prediction p;
+  const bool ckpt = cfg.parallel.strategy.ends_with("checkpoint");
+  p.arch = cfg.model.arch;
+  p.strategy = cfg.parallel.strategy;
+  p.checkpoint_level = ckpt ? cfg.parallel.checkpoint_level : "none";
+  p.precision = cfg.train.precision;
+  p.dp = cfg.parallel.dp;
+  p.rates = rates;
+  const ActivationInput first = activation_input(cfg, 0, false);
+  p.sp = first.sp;
+  p.device = first.device;
+  p.parameters = parameter_count(first.variant, cfg.model.num_classes);
+  const int64_t P = p.parameters;
+  const int world = p.sp * p.dp;
+  for (int rank = 0; rank < p.sp; ++rank) {
+    RankPrediction r;
+    r.rank = rank;
+    ActivationInput in = activation_input(cfg, rank, false);
+    const auto R = [&](int64_t b) { return allocated_bytes(b, in); };
+    r.layers = activation_layers(in);
+    const auto segments = checkpoint_segments(r.layers, p.checkpoint_level);
+    r.inputs = R(in.images * 3 * in.height * in.width * 4) + r.layers.front().in;
+    const StepPeak step = simulate_step(r.layers, segments, r.inputs);
+    // Fixed state: fp32 weights and gradients (every tensor its own block), optimizer moments.
+    int64_t tensors = 0;
+    for (const auto& l : r.layers) tensors += l.block ? 11 : 4;
+    r.weights = R(P * 4) + tensors * (in.round_to / 2);  // per-tensor rounding: half a granule each on average
+    r.gradients = r.weights;
+    r.optimizer_state = (cfg.optim.name == "sgd" ? 1 : 2) * r.weights;
+    const int64_t n_max = largest_parameter(in.variant, cfg.model.num_classes);
+    r.optimizer_transient = cfg.optim.name == "sgd" ? 2 * R(n_max * 4) : std::max(2 * R(n_max * 8), 5 * R(n_max * 4));
+    const int64_t bucket = 25 << 20;
+    if (world > 1) r.comm_buffers = (P * 4 / bucket) * R(bucket) + R(P * 4 % bucket);
+    r.saved_activations = step.saved_at_backward - r.inputs;
+    r.backward_transient = step.peak - step.saved_at_backward;
+    r.activation_peak = std::max({step.peak, r.comm_buffers, r.optimizer_transient});
+    r.peak_at = step.peak >= std::max(r.comm_buffers, r.optimizer_transient) ? step.where
+                : r.comm_buffers >= r.optimizer_transient ? "gradient all-reduce" : "optimizer step";
+    r.peak = r.weights + r.gradients + r.optimizer_state + r.scaler_and_buffers + r.activation_peak;
+    if (in.device == DeviceKind::Cuda) {
+      const ActivationInput seg = activation_input(cfg, rank, true);
+      const auto layers = activation_layers(seg);
+      const StepPeak reserved = simulate_step(layers, segments, allocated_bytes(in.images * 3 * in.height * in.width * 4, seg) + layers.front().in);
+      r.allocator_slack = std::max<int64_t>(0, reserved.peak - step.peak) + (20 << 20);  // + the small-block pool
+    }
+    r.reserved = r.peak + r.allocator_slack;
+    if (rank == 0) p.time = estimate_step_time(r.layers, segments, P * 4, p.sp, p.dp, rates);
+    p.ranks.push_back(std::move(r));
+  }
+  return p;
+}
+
+}  // namespace halo::memory

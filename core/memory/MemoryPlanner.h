@@ -1,0 +1,50 @@
+// Predicted memory of an experiment per rank, before anything runs: weights, gradients,
+// optimizer state, saved activations layer by layer, the backward peak, buffers, slack.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memory/ActivationModel.h"
+#include "memory/StepTime.h"
+#include "train/ExperimentConfig.h"
+
+namespace halo::memory {
+
+struct RankPrediction {
+  int rank = 0;  // sp index (dp replicas are identical)
+  int64_t weights = 0, gradients = 0, optimizer_state = 0;
+  int64_t scaler_and_buffers = 0;  // loss scaler and module buffers: none are tensors in Halo's ConvNeXt
+  int64_t inputs = 0;              // the step's images held through forward and backward
+  int64_t saved_activations = 0;   // saved for backward when backward begins (inputs excluded)
+  int64_t backward_transient = 0;  // activation peak above inputs + saved (recompute, gradients in flight)
+  int64_t comm_buffers = 0;        // gradient all-reduce buckets (world > 1)
+  int64_t optimizer_transient = 0; // temporaries of the update and the gradient norm
+  int64_t activation_peak = 0;     // peak above the step's starting level (`halo bench memory`'s activation)
+  int64_t peak = 0;                // weights + gradients + optimizer + buffers + activation_peak
+  int64_t allocator_slack = 0;     // CUDA: reserved beyond allocated (estimate); CPU: 0 (exact counts)
+  int64_t reserved = 0;            // peak + slack
+  std::string peak_at;             // where the peak happens
+  std::vector<LayerMemory> layers; // per layer, forward order
+};
+
+struct Prediction {
+  std::string arch, strategy, checkpoint_level, precision;
+  int sp = 1, dp = 1;
+  DeviceKind device = DeviceKind::Cpu;
+  int64_t parameters = 0;
+  std::vector<RankPrediction> ranks;  // one per sp rank
+  StepTimeEstimate time;              // one step, with `rates`
+  MachineRates rates;
+  const RankPrediction& worst() const;  // the rank with the largest peak
+};
+
+// The model's parameter count from the variant table alone (no weights allocated).
+int64_t parameter_count(const model::ConvNeXtVariant& v, int64_t classes);
+
+// util::Error for an unknown architecture or a width that cannot be sharded over sp.
+Prediction predict(const train::ExperimentConfig& cfg, const MachineRates& rates);
+Prediction predict(const train::ExperimentConfig& cfg);  // stored rates for the config's device
+
+}  // namespace halo::memory

@@ -1,0 +1,31 @@
+// Walks one training step over the per-layer memory model: forward (with or without grad
+// per checkpointed segment), backward with recompute, and records the live-bytes peak.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memory/ActivationModel.h"
+
+namespace halo::memory {
+
+// Layers [first, last] run as one checkpointed segment (only its input is kept).
+struct Segment {
+  size_t first = 0, last = 0;
+};
+
+struct StepPeak {
+  int64_t peak = 0;                // live bytes above the step's start, at the worst moment
+  int64_t saved_at_backward = 0;   // saved activations (and inputs) when backward begins
+  int64_t forward_peak = 0;
+  std::string where;               // "backward of stages.0.blocks.2 (recompute)"
+};
+
+// inputs: bytes live through forward and backward before the first layer (the images).
+StepPeak simulate_step(const std::vector<LayerMemory>& layers, const std::vector<Segment>& segments, int64_t inputs);
+
+// Checkpoint segments of ConvNeXt: "block" (each block) or "stage" (downsample + blocks).
+std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers, const std::string& level);
+
+}  // namespace halo::memory

@@ -1,0 +1,89 @@
+// Setups on D devices: sp in the divisors of D, dp = D / sp, checkpointing off or per block
+// or per stage. Ranking is by estimated time per global sample (dp groups run side by side).
+#include "memory/StrategyPlanner.h"
+
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "util/Error.h"
+
+namespace halo::memory {
+
+int64_t parse_bytes(const std::string& text) {
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  std::string unit;
+  for (size_t i = pos; i < text.size(); ++i)
+    if (!std::isspace(static_cast<unsigned char>(text[i]))) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+  const std::vector<std::pair<std::string, double>> units{
+      {"", 1}, {"b", 1}, {"kib", 1024.0}, {"mib", 1024.0 * 1024}, {"gib", 1024.0 * 1024 * 1024}, {"tib", 1024.0 * 1024 * 1024 * 1024},
+      {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"k", 1024.0}, {"m", 1024.0 * 1024}, {"g", 1024.0 * 1024 * 1024}};
+  for (const auto& [u, f] : units)
+    if (pos > 0 && unit == u && v > 0) return static_cast<int64_t>(std::llround(v * f));
+  throw util::Error(fmt::format("memory size '{}' is not understood", text), "write a positive size such as 24GiB, 80GB or 512MiB");
+}
+
+PlanResult plan_setups(const train::ExperimentConfig& cfg, const std::vector<int>& device_counts, int64_t budget,
+                       const MachineRates& rates) {
+  PlanResult out;
+  out.budget = budget;
+  out.rates = rates;
+  auto with = [&](int sp, int dp, const std::string& level) {
+    train::ExperimentConfig c = cfg;
+    c.parallel.sp = sp;
+    c.parallel.dp = dp;
+    const bool ck = level != "none";
+    c.parallel.strategy = sp > 1 ? (ck ? "tp+checkpoint" : "tp") : (ck ? "checkpoint" : "none");
+    if (ck) c.parallel.checkpoint_level = level;
+    return c;
+  };
+  const double base = predict(with(1, 1, "none"), rates).time.total_s / static_cast<double>(cfg.data.batch);
+  for (int d : device_counts) {
+    for (int sp = 1; sp <= d; ++sp) {
+      if (d % sp != 0) continue;
+      for (const std::string level : {"none", "block", "stage"}) {
+        const train::ExperimentConfig c = with(sp, d / sp, level);
+        PlanRow row;
+        row.devices = d;
+        row.sp = sp;
+        row.dp = d / sp;
+        row.strategy = c.parallel.strategy;
+        row.checkpoint_level = level;
+        row.label = (sp > 1 ? fmt::format("tp{}", sp) : std::string(level == "none" ? "none" : "")) +
+                    (level == "none" ? "" : fmt::format("{}checkpoint({})", sp > 1 ? "+" : "", level));
+        try {
+          const Prediction p = predict(c, rates);
+          const RankPrediction& w = p.worst();
+          row.peak = w.peak;
+          row.reserved = w.reserved;
+          row.activation_peak = w.activation_peak;
+          row.step_s = p.time.total_s;
+          row.time_per_sample_s = p.time.total_s / static_cast<double>(row.dp * cfg.data.batch);
+          row.relative_time = row.time_per_sample_s / base;
+          row.fits = w.reserved <= budget;
+        } catch (const util::Error& e) {
+          row.problem = e.problem();
+        }
+        out.rows.push_back(row);
+      }
+    }
+  }
+  for (size_t i = 0; i < out.rows.size(); ++i) {
+    const PlanRow& r = out.rows[i];
+    if (!r.fits) continue;
+    if (!out.recommended || r.time_per_sample_s < out.rows[*out.recommended].time_per_sample_s - 1e-12 ||
+        (std::abs(r.time_per_sample_s - out.rows[*out.recommended].time_per_sample_s) <= 1e-12 &&
+         r.peak < out.rows[*out.recommended].peak))
+      out.recommended = i;
+  }
+  return out;
+}
+
+}  // namespace halo::memory

@@ -1,0 +1,103 @@
+// Same calls as the launcher's check_before_launch (model windows -> check_shardable),
+// messages as the CLI prints them ("problem\n  hint: fix").
+#include "CoreChecks.h"
+
+#include <thread>
+
+#include <fmt/format.h>
+#include <torch/cuda.h>
+
+#include "memory/DeviceCapacity.h"
+#include "memory/MemoryPlanner.h"
+#include "model/ConvNeXt.h"
+#include "model/ConvNeXtVariant.h"
+#include "parallel/ShardingCheck.h"
+#include "util/Error.h"
+
+namespace halo::gui {
+
+std::string CoreChecks::before_launch(const train::ExperimentConfig& cfg) {
+  const auto variant = model::find_convnext_variant(cfg.model.arch);
+  if (!variant) return "";
+  try {
+    parallel::check_shardable(model::ConvNeXtImpl::layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
+  } catch (const util::Error& e) {
+    return e.problem() + (e.hint().empty() ? "" : "\n  hint: " + e.hint());
+  }
+  if (cfg.parallel.device == "cuda") {
+    const int n = cuda_devices();
+    if (n == 0) return "parallel.device is cuda but this machine has no CUDA device\n  hint: set parallel.device to cpu";
+  }
+  return "";
+}
+
+int CoreChecks::cuda_devices() { return static_cast<int>(torch::cuda::device_count()); }
+
+std::string CoreChecks::devices_text(const train::ExperimentConfig& cfg) {
+  const int world = cfg.world_size();
+  if (cfg.parallel.device == "cuda") {
+    const int n = cuda_devices();
+    std::string ids;
+    for (int d = 0; d < n; ++d) ids += (d ? ", " : "") + std::to_string(d);
+    return n == 0 ? "no CUDA device on this machine"
+                  : fmt::format("{} rank(s) on GPUs {} ({} GPU(s) found{})", world, ids, n,
+                                world > n ? ", ranks share GPUs" : "");
+  }
+  return fmt::format("{} CPU rank(s), {} thread(s) each ({} cores here)", world, cfg.parallel.threads_per_rank,
+                     std::thread::hardware_concurrency());
+}
+
+std::string CoreChecks::variant_names() { return model::convnext_variant_names(); }
+
+namespace {
+
+std::string gib(int64_t b) {
+  const double mib = static_cast<double>(b) / (1024.0 * 1024.0);
+  return mib >= 1024 ? fmt::format("{:.2f} GiB", mib / 1024) : fmt::format("{:.1f} MiB", mib);
+}
+
+std::optional<memory::Prediction> try_predict(const train::ExperimentConfig& cfg) {
+  try {
+    return memory::predict(cfg);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::string CoreChecks::prediction_text(const train::ExperimentConfig& cfg) {
+  const auto p = try_predict(cfg);
+  if (!p) return "";
+  std::string out = fmt::format("{} {} (sp={} dp={}, {}), {:.1f} M parameters\n", p->arch, p->strategy, p->sp, p->dp,
+                                p->precision, static_cast<double>(p->parameters) / 1e6);
+  for (const auto& r : p->ranks)
+    out += fmt::format("rank {}: peak {}  (weights+grads+optimizer {}, saved activations {}, activation peak {}){}\n",
+                       r.rank, gib(r.peak), gib(r.weights + r.gradients + r.optimizer_state), gib(r.saved_activations),
+                       gib(r.activation_peak), r.allocator_slack > 0 ? ", reserved " + gib(r.reserved) : "");
+  out += fmt::format("peak at: {}\nstep time (estimate): {:.0f} ms", p->worst().peak_at, p->time.total_s * 1000);
+  if (const auto warn = memory::fit_warning(cfg)) out += "\nwarning: " + *warn;
+  else if (const auto cap = memory::device_capacity(cfg)) out += "\nfits: " + cap->what;
+  return out;
+}
+
+std::optional<double> CoreChecks::predicted_peak_bytes(const train::ExperimentConfig& cfg) {
+  const auto p = try_predict(cfg);
+  return p ? std::optional<double>(static_cast<double>(p->worst().peak)) : std::nullopt;
+}
+
+std::optional<double> CoreChecks::predicted_step_ms(const train::ExperimentConfig& cfg) {
+  const auto p = try_predict(cfg);
+  return p ? std::optional<double>(p->time.total_s * 1000) : std::nullopt;
+}
+
+std::optional<double> CoreChecks::device_limit_bytes(const train::ExperimentConfig& cfg) {
+  try {
+    const auto cap = memory::device_capacity(cfg);
+    return cap ? std::optional<double>(static_cast<double>(cap->bytes_per_rank)) : std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace halo::gui

@@ -1,0 +1,62 @@
+// Each column becomes one or two points ordered so the line leaves the column at its last
+// value; QCustomPlot's own adaptive sampling is off so the envelope is ours alone.
+#include "EnvelopeGraph.h"
+
+#include <cmath>
+
+#include <qcustomplot.h>
+
+#include "EnvelopeSampler.h"
+
+namespace halo::gui {
+
+EnvelopeGraph::EnvelopeGraph(QCustomPlot* plot, const QString& name, const QColor& color, Qt::PenStyle style,
+                             double width)
+    : plot_(plot), graph_(plot->addGraph()) {
+  graph_->setName(name);
+  QPen pen(color, width, style);
+  graph_->setPen(pen);
+  graph_->setAdaptiveSampling(false);
+}
+
+void EnvelopeGraph::set_data(std::vector<double> x, std::vector<double> y) {
+  const size_t n = std::min(x.size(), y.size());
+  x.resize(n);
+  y.resize(n);
+  x_ = std::move(x);
+  y_ = std::move(y);
+}
+
+bool EnvelopeGraph::y_range(double& lo, double& hi) const {
+  bool any = false;
+  for (double v : y_)
+    if (std::isfinite(v)) {
+      lo = any ? std::min(lo, v) : v;
+      hi = any ? std::max(hi, v) : v;
+      any = true;
+    }
+  return any;
+}
+
+void EnvelopeGraph::resample() {
+  const QCPRange r = graph_->keyAxis()->range();
+  const int columns = std::max(1, graph_->keyAxis()->axisRect()->width());
+  const auto cols = EnvelopeSampler::sample(x_, y_, r.lower, r.upper, columns);
+  QVector<double> keys, values;
+  keys.reserve(static_cast<qsizetype>(cols.size() * 2));
+  values.reserve(static_cast<qsizetype>(cols.size() * 2));
+  for (const auto& c : cols) {
+    if (c.lo == c.hi) {
+      keys << c.x;
+      values << c.lo;
+      continue;
+    }
+    const bool end_high = c.hi - c.last < c.last - c.lo;  // leave the column near its last value
+    keys << c.x << c.x;
+    values << (end_high ? c.lo : c.hi) << (end_high ? c.hi : c.lo);
+  }
+  drawn_ = static_cast<size_t>(keys.size());
+  graph_->setData(keys, values, /*alreadySorted=*/true);
+}
+
+}  // namespace halo::gui

@@ -1,0 +1,28 @@
+// Paints the input's camera views with each rank's stripe and, for the chosen layer, the
+// halo columns it borrows from its neighbours (mapped to input pixels).
+#pragma once
+
+#include <QWidget>
+
+#include <nlohmann/json.hpp>
+
+namespace halo::gui {
+
+class ShardOverlay : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ShardOverlay(QWidget* parent = nullptr);
+  void set_layout(const nlohmann::json& layout_event, int views);
+  void set_layer(int index);
+  int layer() const { return layer_; }
+  QSize sizeHint() const override { return {900, 220}; }
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+
+ private:
+  nlohmann::json layout_;
+  int views_ = 1, layer_ = 0;
+};
+
+}  // namespace halo::gui

@@ -1,0 +1,193 @@
+// End to end through the window: a run started from the form reaches FINISHED through the
+// real launcher, its plots hold its steps, the layout view matches its layout event, the
+// history lists it, it exports; a run stopped from the window ends as a failure message.
+#include <gtest/gtest.h>
+
+#include <QDir>
+#include <QFile>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableWidget>
+
+#include <fstream>
+
+#include <qcustomplot.h>
+
+#include "CoreChecks.h"
+#include "ExportDialog.h"
+#include "GuiTestSupport.h"
+#include "HistoryView.h"
+#include "LayoutView.h"
+#include "LivePlots.h"
+#include "MainWindow.h"
+#include "RunController.h"
+#include "RunModel.h"
+#include "SetupForm.h"
+#include "StrategyView.h"
+#include "train/ExperimentConfig.h"
+
+namespace halo::gui {
+namespace {
+
+std::vector<nlohmann::json> events(const QString& run_dir, const std::string& kind, int rank) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(QDir(run_dir).filePath("events.jsonl").toStdString());
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("event", "") == kind && (rank < 0 || j.value("rank", -1) == rank)) out.push_back(j);
+  }
+  return out;
+}
+
+struct Window {
+  QString dir = testing::gui_fresh_dir("run");
+  MainWindow w;
+  Window() {
+    w.interactive = false;
+    w.runs_root = QDir(dir).filePath("runs");
+    w.db_path = QDir(dir).filePath("history.db");
+    w.history()->db_path = w.db_path;
+  }
+};
+
+bool wait_for(QSignalSpy& spy, int ms) { return spy.count() > 0 || spy.wait(ms); }
+
+TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
+  Window t;
+  t.w.setup()->set_experiment(testing::tiny_experiment(5));
+  ASSERT_TRUE(t.w.setup()->valid()) << t.w.setup()->problems_text().toStdString();
+  RunController* c = t.w.controller();
+  QSignalSpy finished(c, &RunController::finished);
+  QSignalSpy states(c, &RunController::stateChanged);
+  t.w.launch(t.w.setup()->experiment());
+  EXPECT_EQ(c->state(), RunController::State::Running);
+  ASSERT_TRUE(wait_for(finished, 240000)) << "no finish; run " << c->run_dir().toStdString();
+  ASSERT_TRUE(finished.at(0).at(0).toBool()) << finished.at(0).at(1).toString().toStdString();
+  EXPECT_EQ(c->state(), RunController::State::Finished);
+  ASSERT_GE(states.count(), 2);
+  EXPECT_EQ(states.first().at(0).value<RunController::State>(), RunController::State::Running);
+  EXPECT_EQ(states.last().at(0).value<RunController::State>(), RunController::State::Finished);
+
+  // The plots hold every step rank 0 logged, and memory for both ranks.
+  const QString run_dir = c->run_dir();
+  const auto steps = events(run_dir, "step", 0);
+  ASSERT_EQ(steps.size(), 5u);
+  t.w.live()->refresh();
+  EXPECT_EQ(t.w.live()->loss_points("loss"), steps.size());
+  EXPECT_EQ(c->model()->steps().size(), steps.size());
+  EXPECT_DOUBLE_EQ(c->model()->losses().at("loss").back(), steps.back()["losses"]["loss"].get<double>());
+  EXPECT_EQ(c->model()->ranks().size(), 2u);
+  EXPECT_GE(t.w.live()->memory_plot()->graphCount(), 4);
+  EXPECT_GT(t.w.live()->loss_plot()->graph(0)->dataCount(), 0);
+  EXPECT_EQ(t.w.live()->logs()->count(), 2);
+
+  // The layout view is the layout event, layer by layer and rank by rank.
+  const auto layout = events(run_dir, "layout", 0);
+  ASSERT_EQ(layout.size(), 1u);
+  QTableWidget* table = t.w.layout_view()->table();
+  const auto& layers = layout[0]["layers"];
+  ASSERT_EQ(table->rowCount(), static_cast<int>(layers.size()));
+  ASSERT_EQ(table->columnCount(), 2 + 2);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    EXPECT_EQ(table->item(static_cast<int>(i), 0)->text().toStdString(), layers[i]["name"].get<std::string>());
+    for (const auto& r : layers[i]["ranks"]) {
+      const auto& s = r["shape"];
+      const std::string want = "(" + std::to_string(s[0].get<int64_t>()) + ", " + std::to_string(s[1].get<int64_t>()) +
+                               ", " + std::to_string(s[2].get<int64_t>()) + ", " + std::to_string(s[3].get<int64_t>()) +
+                               ")  halo " + std::to_string(r["halo_left"].get<int>()) + "|" +
+                               std::to_string(r["halo_right"].get<int>()) + "  ";
+      const std::string got = table->item(static_cast<int>(i), 2 + r["rank"].get<int>())->text().toStdString();
+      EXPECT_EQ(got.substr(0, want.size()), want) << "layer " << i;
+    }
+  }
+
+  // History lists it as FINISHED; export writes the file where the dialog says.
+  t.w.history()->refresh();
+  ASSERT_EQ(t.w.history()->table()->rowCount(), 1);
+  EXPECT_EQ(t.w.history()->table()->item(0, 2)->text(), "FINISHED");
+  // A tag and a note through `halo runs`, then the tag filter finds the run.
+  QSignalSpy cli(t.w.history(), &HistoryView::cliFinished);
+  const QString id = t.w.history()->table()->item(0, 0)->text();
+  t.w.history()->run_cli({"runs", "tag", id, "baseline"});
+  ASSERT_TRUE(wait_for(cli, 60000));
+  EXPECT_EQ(cli.takeFirst().at(0).toInt(), 0);
+  t.w.history()->run_cli({"runs", "note", id, "first tiny run"});
+  ASSERT_TRUE(wait_for(cli, 60000));
+  EXPECT_EQ(cli.takeFirst().at(0).toInt(), 0);
+  ASSERT_EQ(t.w.history()->table()->rowCount(), 1);
+  EXPECT_EQ(t.w.history()->table()->item(0, 8)->text(), "baseline");
+  // Clone into setup: the form holds the run's config (a new run folder).
+  t.w.history()->table()->selectRow(0);
+  for (auto* b : t.w.history()->findChildren<QPushButton*>())
+    if (b->text() == "Clone into setup") b->click();
+  auto cloned = train::parse_experiment(t.w.setup()->experiment()).config;
+  auto original = train::parse_experiment(c->model()->config()).config;
+  EXPECT_TRUE(cloned.run_dir.empty());
+  original.run_dir.clear();
+  EXPECT_EQ(cloned, original);
+  ExportDialog d(run_dir);
+  d.db_path = t.w.db_path;
+  ASSERT_GT(d.checkpoints()->count(), 0);
+  QSignalSpy exported(&d, &ExportDialog::exported);
+  d.start_export();
+  ASSERT_TRUE(wait_for(exported, 120000));
+  EXPECT_TRUE(exported.at(0).at(0).toBool()) << d.result_text().toStdString();
+  EXPECT_TRUE(QFile::exists(exported.at(0).at(1).toString()));
+  EXPECT_TRUE(d.result_text().contains(exported.at(0).at(1).toString())) << d.result_text().toStdString();
+
+  // Strategies: the run's measured peak next to the planner's prediction for its config.
+  t.w.compare_runs({run_dir});
+  QTableWidget* bars = t.w.strategies()->table();
+  ASSERT_EQ(bars->rowCount(), 1);
+  EXPECT_EQ(bars->item(0, 0)->text(), "tp2");
+  const auto predicted = CoreChecks::predicted_peak_bytes(train::parse_experiment(c->model()->config()).config);
+  ASSERT_TRUE(predicted.has_value());
+  EXPECT_EQ(bars->item(0, 3)->text(), LayoutView::bytes_text(*predicted));
+  EXPECT_EQ(bars->item(0, 2)->text(), LayoutView::bytes_text(std::max(c->model()->peak_bytes(0), c->model()->peak_bytes(1))));
+
+  // Re-opening the finished run from its folder shows the same steps.
+  ASSERT_TRUE(t.w.open_run(run_dir));
+  EXPECT_EQ(t.w.shown_run()->steps().size(), steps.size());
+  t.w.live()->refresh();
+  const int alone = t.w.live()->loss_plot()->graphCount();  // raw + smoothed per loss key
+  EXPECT_EQ(alone, 2 * static_cast<int>(t.w.shown_run()->losses().size()));
+  // Overlaying another run adds its total loss (raw + smoothed) to the same plot.
+  t.w.overlay_runs({run_dir});
+  t.w.live()->refresh();
+  EXPECT_EQ(t.w.live()->loss_plot()->graphCount(), alone + 2);
+}
+
+TEST(RunWindow, StopFromTheWindowEndsTheRunWithAMessage) {
+  Window t;
+  t.w.setup()->set_experiment(testing::tiny_experiment(100000));
+  RunController* c = t.w.controller();
+  QSignalSpy finished(c, &RunController::finished);
+  QSignalSpy events_added(c, &RunController::eventsAdded);
+  t.w.launch(t.w.setup()->experiment());
+  for (int i = 0; i < 600 && c->model()->step_events() == 0 && finished.count() == 0; ++i) events_added.wait(500);
+  ASSERT_GT(c->model()->step_events(), 0) << "no step before stop";
+  // A second window's controller re-attaches to the running launcher (as History does for a
+  // run left going) and sees it end too.
+  RunController again;
+  QSignalSpy again_finished(&again, &RunController::finished);
+  again.attach(c->run_dir(), c->pid());
+  EXPECT_EQ(again.state(), RunController::State::Running);
+  c->stop();
+  ASSERT_TRUE(wait_for(finished, 60000));
+  EXPECT_FALSE(finished.at(0).at(0).toBool());
+  EXPECT_EQ(c->state(), RunController::State::Failed);
+  EXPECT_TRUE(c->failure().contains("stopped by the user")) << c->failure().toStdString();
+  ASSERT_TRUE(wait_for(again_finished, 60000));
+  EXPECT_EQ(again.state(), RunController::State::Failed);
+  EXPECT_GT(again.model()->step_events(), 0);
+}
+
+TEST(RunWindow, BadRunFolderIsAMessageNotACrash) {
+  Window t;
+  EXPECT_FALSE(t.w.open_run(QDir(t.dir).filePath("no-such-run")));
+  EXPECT_EQ(t.w.shown_run(), nullptr);
+}
+
+}  // namespace
+}  // namespace halo::gui

@@ -1,0 +1,141 @@
+// The setup form: presets load and round-trip, bad values are rejected with the CLI's own
+// messages (config problems and the launcher's width check), good values are accepted.
+#include <gtest/gtest.h>
+
+#include <QComboBox>
+#include <QDir>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+
+#include "CoreChecks.h"
+#include "SetupForm.h"
+#include "train/ExperimentConfig.h"
+
+namespace halo::gui {
+namespace {
+
+QString quickstart() { return QDir(HALO_SOURCE_DIR "/experiments").filePath("quickstart.json"); }
+
+TEST(SetupForm, LoadsThePresetAndWritesTheSameExperiment) {
+  SetupForm form;
+  ASSERT_TRUE(form.load_file(quickstart()));
+  EXPECT_TRUE(form.valid()) << form.problems_text().toStdString();
+  const auto from_form = train::parse_experiment(form.experiment());
+  ASSERT_TRUE(from_form.problems.empty());
+  EXPECT_EQ(from_form.config, train::load_experiment(quickstart().toStdString(), {}));
+  EXPECT_EQ(form.spin("data.width")->value(), 256);
+  EXPECT_EQ(form.combo("parallel.strategy")->currentText(), "tp");
+}
+
+TEST(SetupForm, RejectsBadValuesWithTheCliMessages) {
+  SetupForm form;
+  ASSERT_TRUE(form.load_file(quickstart()));
+  QSignalSpy validity(&form, &SetupForm::validityChanged);
+  auto* launch = form.findChild<QPushButton*>("launch");
+  ASSERT_NE(launch, nullptr);
+  EXPECT_TRUE(launch->isEnabled());
+
+  form.line("optim.lr")->setText("-0.1");  // typed as the user would
+  EXPECT_FALSE(form.valid());
+  ASSERT_EQ(validity.count(), 1);
+  EXPECT_FALSE(validity.takeFirst().at(0).toBool());
+  EXPECT_FALSE(launch->isEnabled());
+  const auto parsed = train::parse_experiment(form.experiment());
+  EXPECT_EQ(form.problems_text().toStdString(), train::describe_problems(parsed.problems));
+  EXPECT_NE(form.problems_text().toStdString().find("optim.lr: -0.1: use a finite number > 0"), std::string::npos);
+
+  form.line("optim.lr")->setText("abc");  // not a number at all
+  EXPECT_NE(form.problems_text().toStdString().find("optim.lr: \"abc\""), std::string::npos);
+
+  form.line("optim.lr")->setText("3e-4");
+  form.spin("parallel.sp")->setValue(1);  // tp needs sp >= 2
+  EXPECT_FALSE(form.valid());
+  EXPECT_NE(form.problems_text().toStdString().find("parallel.sp: 1: \"tp\" shards the width"), std::string::npos);
+
+  form.spin("parallel.sp")->setValue(3);  // 256 does not split over 3 ranks: the launcher's check
+  EXPECT_FALSE(form.valid());
+  EXPECT_NE(form.problems_text().toStdString().find("cannot be sharded over sp=3"), std::string::npos)
+      << form.problems_text().toStdString();
+  EXPECT_NE(form.problems_text().toStdString().find("hint: nearest input widths"), std::string::npos);
+
+  form.spin("data.height")->setValue(16);  // below the backbone's stride
+  EXPECT_NE(form.problems_text().toStdString().find("data.height: 16: use an integer from 32 to 65536"), std::string::npos);
+
+  form.combo("train.precision")->setCurrentText("fp16");  // fp16 needs CUDA
+  EXPECT_NE(form.problems_text().toStdString().find("fp16 needs device cuda"), std::string::npos);
+}
+
+TEST(SetupForm, AcceptsGoodValues) {
+  SetupForm form;
+  ASSERT_TRUE(form.load_file(quickstart()));
+  QSignalSpy validity(&form, &SetupForm::validityChanged);
+  form.spin("parallel.sp")->setValue(4);
+  form.spin("data.width")->setValue(512);
+  form.combo("parallel.strategy")->setCurrentText("tp+checkpoint");
+  form.combo("optim.name")->setCurrentText("lamb");
+  form.combo("train.precision")->setCurrentText("bf16");
+  form.line("optim.lr")->setText("5e-4");
+  form.spin("schedule.steps")->setValue(10);
+  EXPECT_TRUE(form.valid()) << form.problems_text().toStdString();
+  EXPECT_EQ(validity.count(), 0);  // never went invalid on the way
+  const auto parsed = train::parse_experiment(form.experiment());
+  ASSERT_TRUE(parsed.problems.empty());
+  EXPECT_EQ(parsed.config.parallel.sp, 4);
+  EXPECT_EQ(parsed.config.parallel.strategy, "tp+checkpoint");
+  EXPECT_EQ(parsed.config.optim.name, "lamb");
+  EXPECT_DOUBLE_EQ(parsed.config.optim.lr, 5e-4);
+  EXPECT_EQ(parsed.config.data.width, 512);
+
+  // Invalid, then fixed: the form says so and the launch button comes back.
+  form.spin("schedule.warmup_steps")->setValue(50);
+  EXPECT_FALSE(form.valid());
+  EXPECT_NE(form.problems_text().toStdString().find("schedule.warmup_steps: 50: use at most schedule.steps (10)"),
+            std::string::npos);
+  form.spin("schedule.warmup_steps")->setValue(2);
+  EXPECT_TRUE(form.valid());
+  ASSERT_EQ(validity.count(), 2);
+  EXPECT_TRUE(validity.at(1).at(0).toBool());
+  EXPECT_TRUE(form.findChild<QPushButton*>("launch")->isEnabled());
+}
+
+TEST(SetupForm, ShowsThePlannersPredictionForTheChosenStrategy) {
+  SetupForm form;
+  ASSERT_TRUE(form.load_file(quickstart()));
+  const auto cfg = train::parse_experiment(form.experiment()).config;
+  const QString tp = form.predicted_text();
+  EXPECT_EQ(tp.toStdString(), CoreChecks::prediction_text(cfg));
+  EXPECT_TRUE(tp.contains("rank 0: peak")) << tp.toStdString();
+  EXPECT_TRUE(tp.contains("rank 1: peak")) << tp.toStdString();
+  // Another strategy, another prediction: one rank, all activations kept.
+  form.combo("parallel.strategy")->setCurrentText("none");
+  form.spin("parallel.sp")->setValue(1);
+  ASSERT_TRUE(form.valid()) << form.problems_text().toStdString();
+  EXPECT_NE(form.predicted_text(), tp);
+  EXPECT_FALSE(form.predicted_text().contains("rank 1:"));
+  const auto none = CoreChecks::predicted_peak_bytes(train::parse_experiment(form.experiment()).config);
+  const auto sharded = CoreChecks::predicted_peak_bytes(cfg);
+  ASSERT_TRUE(none && sharded);
+  EXPECT_GT(*none, *sharded);
+}
+
+TEST(SetupForm, SaveThenLoadKeepsEveryField) {
+  SetupForm form;
+  ASSERT_TRUE(form.load_file(quickstart()));
+  form.spin("train.checkpoint_every")->setValue(7);
+  form.line("name")->setText("saved-one");
+  const QString path = QDir::temp().filePath(QString("halo-gui-form-%1.json").arg(QCoreApplication::applicationPid()));
+  ASSERT_TRUE(form.save_file(path));
+  SetupForm other;
+  ASSERT_TRUE(other.load_file(path));
+  EXPECT_EQ(train::parse_experiment(other.experiment()).config, train::parse_experiment(form.experiment()).config);
+  EXPECT_EQ(other.spin("train.checkpoint_every")->value(), 7);
+  QFile::remove(path);
+  QSignalSpy messages(&other, &SetupForm::message);
+  EXPECT_FALSE(other.load_file(path));  // gone: a message, not a crash
+  EXPECT_EQ(messages.count(), 1);
+}
+
+}  // namespace
+}  // namespace halo::gui
