@@ -21,9 +21,16 @@ install(TARGETS ${_halo_programs}
   LIBRARY DESTINATION "${HALO_PACKAGE_LIBDIR}")
 # The build links LibTorch with an absolute -rpath into .venv; the installed programs look
 # only next to themselves (DT_RUNPATH replaced, not appended to).
+# (A program that links only system libraries has no such entry and needs none.)
 foreach(p IN LISTS _halo_programs)
-  install(CODE "file(RPATH_SET FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/${p}\"
-                      NEW_RPATH \"\\\$ORIGIN/../${HALO_PACKAGE_LIBDIR}\")")
+  install(CODE "
+    set(_f \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/${p}\")
+    unset(_rpath)
+    unset(_runpath)
+    file(READ_ELF \"\${_f}\" RPATH _rpath RUNPATH _runpath)
+    if(_rpath OR _runpath)
+      file(RPATH_SET FILE \"\${_f}\" NEW_RPATH \"\\\$ORIGIN/../${HALO_PACKAGE_LIBDIR}\")
+    endif()")
 endforeach()
 if(HALO_GUI)
   install(FILES "${CMAKE_SOURCE_DIR}/packaging/halo-workbench.desktop" DESTINATION "${CMAKE_INSTALL_DATADIR}/applications")
