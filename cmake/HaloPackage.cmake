@@ -45,8 +45,8 @@ set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_PACKAGE_CONTACT "Halo maintainers <halo@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Width-sharded (tensor parallel) CNN training workbench")
 set(CPACK_PACKAGE_DESCRIPTION "Halo trains ConvNeXt and OpenLane-V2 models with the image width sharded over
- several processes (halo exchange), from the halo command line or the halo-workbench window.
- Bundles the LibTorch ${HALO_TORCH_VERSION} CPU libraries it needs in /usr/lib/halo.")
+several processes (halo exchange), from the halo command line or the halo-workbench window.
+Bundles the LibTorch ${HALO_TORCH_VERSION} libraries it needs in /usr/lib/halo.")
 set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_DEBIAN_FILE_NAME "DEB-DEFAULT")
 set(CPACK_DEBIAN_PACKAGE_SECTION "science")
