@@ -1,5 +1,7 @@
 # Halo's entry points. `make run` and `make test` set up a fresh Debian 12 machine first.
 # deps: packages + .venv | build: configure + compile | run: main job | test: every test | bench
+# package: the .deb (CPU build, checked by packaging/check-package.sh) | test-asan: core tests
+# under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)
 PRESET ?= default
 BUILD  := build
 JOBS   ?= $(shell nproc)
@@ -8,7 +10,7 @@ export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: deps build run test bench screenshots clean
+.PHONY: deps build run test bench screenshots clean package test-asan
 
 deps:
 	@packaging/bootstrap.sh
@@ -31,6 +33,20 @@ bench: build
 # Each workbench view with finished runs loaded (offscreen) -> build/screenshots/*.png
 screenshots: build
 	QT_QPA_PLATFORM=offscreen $(BUILD)/bin/gui_screenshots $(BUILD)/screenshots
+# Test binaries run under the sanitizers: the standalone suites of util, io and store by
+# default (the others link all of core/: add them, e.g. ASAN_TESTS="... parallel_tests").
+ASAN_TESTS ?= util_tests io_tests store_tests
+
+package: deps
+	cmake --preset package >/dev/null
+	cmake --build --preset package -j $(JOBS)
+	cd build-package && cpack -G DEB
+	packaging/check-package.sh build-package/halo_*.deb
+
+test-asan: deps
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan -j $(JOBS) --target $(ASAN_TESTS)
+	packaging/run-asan-tests.sh build-asan $(ASAN_TESTS)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-asan build-package

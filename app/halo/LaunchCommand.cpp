@@ -16,6 +16,8 @@ void add_launch_commands(CLI::App& app) {
   l->add_option("--set", o->overrides, "override a field: --set optim.lr=3e-4 (repeatable)");
   l->add_option("--resume", o->resume_dir, "continue the run in RUN_DIR from its latest checkpoint");
   l->add_option("--runs", o->runs_root, "folder for new run folders")->capture_default_str();
+  l->add_option("--port", o->port, "rendezvous port on 127.0.0.1 (default: $MASTER_PORT, else a free one; a taken port is replaced by a free one)")
+      ->envname("MASTER_PORT");
   l->add_flag("!--no-progress", o->progress, "no progress line");
   l->add_option("--db", o->db_path, "run history file (default: $HALO_DB, else ~/.local/share/halo/history.db)");
   l->callback([o]() {

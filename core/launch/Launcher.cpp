@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
@@ -62,6 +63,20 @@ void check_before_launch(train::ExperimentConfig& cfg, int nproc) {
                       fmt::format("drop --nproc, or use --set parallel.sp={}", nproc / std::max(1, cfg.parallel.dp)));
   auto variant = model::find_convnext_variant(cfg.model.arch);
   if (variant) parallel::check_shardable(model::ConvNeXtImpl::layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
+}
+
+// The rendezvous store on 127.0.0.1: at `wanted` when given and free, else on a free port.
+std::unique_ptr<parallel::LocalStoreServer> start_store(uint16_t wanted, int world) {
+  const auto timeout = std::chrono::seconds(300);
+  if (wanted == 0) return std::make_unique<parallel::LocalStoreServer>(0, world, timeout);
+  try {
+    return std::make_unique<parallel::LocalStoreServer>(wanted, world, timeout);
+  } catch (const util::Error& e) {
+    auto server = std::make_unique<parallel::LocalStoreServer>(0, world, timeout);
+    std::fprintf(stderr, "halo: rendezvous port %u is taken (%s); using port %u instead\n", wanted, e.problem().c_str(),
+                 server->port());
+    return server;
+  }
 }
 
 std::string human_bytes(double b) {
@@ -117,15 +132,16 @@ LaunchResult run_launch(const LaunchOptions& o) {
   const int64_t run_id = history.begin_run(train::to_json(cfg), run_dir.string());
 
   const int world = cfg.world_size();
-  parallel::LocalStoreServer server(0, world, std::chrono::seconds(300));
+  const auto server = start_store(o.port, world);
   std::vector<std::string> args{"worker", "--run-dir", run_dir.string()};
   if (!resume_from.empty()) args.insert(args.end(), {"--resume", resume_from});
   RankSpawner ranks(self_executable(), args,
-                    {{"HALO_AGENT_STORE", "1"}, {"OMP_NUM_THREADS", std::to_string(cfg.parallel.threads_per_rank)}},
+                    {{"HALO_AGENT_STORE", "1"}, {"HALO_LAUNCHER_PID", std::to_string(::getpid())},
+                     {"OMP_NUM_THREADS", std::to_string(cfg.parallel.threads_per_rank)}},
                     run_dir.string(), /*capture_stdout=*/true);
   g_interrupted = 0;
   auto old_handler = std::signal(SIGINT, on_sigint);
-  ranks.start(world, server.port());
+  ranks.start(world, server->port());
   std::fprintf(stderr, "halo: run %s: %d rank(s), %s, %s, sp=%d dp=%d%s\n", run_dir.c_str(), world,
                cfg.model.arch.c_str(), cfg.parallel.strategy.c_str(), cfg.parallel.sp, cfg.parallel.dp,
                resume_from.empty() ? "" : (" resuming from " + resume_from).c_str());

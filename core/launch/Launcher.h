@@ -16,6 +16,7 @@ struct LaunchOptions {
   std::string runs_root = "runs";
   bool progress = true;
   int kill_grace_s = 5;
+  uint16_t port = 0;  // rendezvous port (--port / MASTER_PORT); 0 or taken: a free one is chosen
   std::string db_path;  // run history (--db); empty: $HALO_DB or the default history file
 };
 

@@ -1,14 +1,24 @@
 // The worker joins the mesh from torchrun's variables, trains, and reports on stdout; it
 // exits by itself when its launcher dies (PR_SET_PDEATHSIG).
+// Environment: HALO_COLLECTIVE_TIMEOUT (seconds, default 300) bounds every collective and
+// the rendezvous. Test-only hook: HALO_TEST_STALL_AT_STEP=N with HALO_TEST_STALL_RANK=R makes
+// rank R stop responding before step N (the fault tests use it to hang one rank), and
+// HALO_TEST_FSIZE_LIMIT=BYTES limits the size of files this rank writes (RLIMIT_FSIZE), so
+// a checkpoint write fails like on a full disk.
 #include "launch/Worker.h"
 
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -42,25 +52,61 @@ train::ExperimentConfig read_config(const std::string& run_dir) {
   return result.config;
 }
 
+long env_long(const char* name, long lo, long hi, long fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long x = std::strtol(v, &end, 10);
+  if (errno != 0 || *end != '\0' || x < lo || x > hi)
+    throw util::Error(fmt::format("environment variable {}='{}' is not an integer in [{}, {}]", name, v, lo, hi),
+                      fmt::format("set {} to a whole number of seconds, or unset it", name));
+  return x;
+}
+
+// Test-only: rank HALO_TEST_STALL_RANK hangs (sleeps until killed) before step HALO_TEST_STALL_AT_STEP.
+void maybe_stall(int rank, int64_t step) {
+  const long at = env_long("HALO_TEST_STALL_AT_STEP", 0, 1L << 40, -1);
+  if (at != step || env_long("HALO_TEST_STALL_RANK", 0, 1 << 20, 0) != rank) return;
+  std::fprintf(stderr, "halo worker: HALO_TEST_STALL_AT_STEP=%ld: rank %d stalls\n", at, rank);
+  for (;;) ::pause();
+}
+
 }  // namespace
 
 int run_worker(const WorkerOptions& o) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // The launcher may have died before prctl: then nobody would signal us.
+  if (const char* launcher = std::getenv("HALO_LAUNCHER_PID"); launcher && std::to_string(::getppid()) != launcher) {
+    std::fprintf(stderr, "halo worker: launcher %s is gone; exiting\n", launcher);
+    return 1;
+  }
+  // A write past RLIMIT_FSIZE fails with EFBIG (reported like a full disk) instead of killing us.
+  std::signal(SIGXFSZ, SIG_IGN);
+  if (const char* limit = std::getenv("HALO_TEST_FSIZE_LIMIT")) {  // test-only: files stop growing here
+    const rlimit r{std::strtoull(limit, nullptr, 10), std::strtoull(limit, nullptr, 10)};
+    ::setrlimit(RLIMIT_FSIZE, &r);
+  }
   train::MemoryTracker::install();
   int rank = -1;
+  // Outside the try: after an error they stay alive, so no destructor waits on a hung peer.
+  std::shared_ptr<parallel::Mesh> mesh;
+  std::unique_ptr<train::Trainer> trainer_ptr;
   try {
     auto world = parallel::world_from_env();
     if (!world) throw util::Error("halo worker needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT", "start it with `halo launch`");
     rank = world->rank;
     const train::ExperimentConfig cfg = read_config(o.run_dir);
     torch::set_num_threads(cfg.parallel.threads_per_rank);
-    const auto timeout = std::chrono::seconds(300);
-    auto store = parallel::connect_store(*world, timeout);
+    const auto collective_timeout = std::chrono::seconds(env_long("HALO_COLLECTIVE_TIMEOUT", 1, 86400 * 7, 300));
+    const auto join_timeout = std::max(collective_timeout, std::chrono::seconds(300));  // ranks start unevenly
+    auto store = parallel::connect_store(*world, join_timeout);
     const bool nccl = cfg.parallel.device == "cuda" && cfg.parallel.backend != "gloo";
-    auto mesh = std::make_shared<parallel::Mesh>(*world, store, parallel::MeshShape{cfg.parallel.dp, cfg.parallel.sp},
-                                                 nccl ? parallel::BackendKind::Nccl : parallel::BackendKind::Gloo,
-                                                 timeout);
-    train::Trainer trainer(cfg, mesh);
+    mesh = std::make_shared<parallel::Mesh>(*world, store, parallel::MeshShape{cfg.parallel.dp, cfg.parallel.sp},
+                                            nccl ? parallel::BackendKind::Nccl : parallel::BackendKind::Gloo,
+                                            collective_timeout);
+    trainer_ptr = std::make_unique<train::Trainer>(cfg, mesh);
+    train::Trainer& trainer = *trainer_ptr;
     char host[256] = {0};
     ::gethostname(host, sizeof host - 1);
     emit({{"event", "hello"}, {"rank", rank}, {"world", world->world_size}, {"pid", ::getpid()},
@@ -78,6 +124,7 @@ int run_worker(const WorkerOptions& o) {
       mesh->world().barrier();
     };
     while (!trainer.finished()) {
+      maybe_stall(rank, trainer.next_step());
       const train::StepResult r = trainer.step();
       if (r.step % cfg.train.log_every == 0 || trainer.finished())
         emit({{"event", "step"}, {"rank", rank}, {"step", r.step}, {"losses", r.losses}, {"lr", r.lr},
@@ -98,6 +145,12 @@ int run_worker(const WorkerOptions& o) {
     emit({{"event", "error"}, {"rank", rank}, {"message", e.problem()}, {"hint", e.hint()}});
   } catch (const std::exception& e) {
     emit({{"event", "error"}, {"rank", rank}, {"message", e.what()}, {"hint", ""}});
+  }
+  // Communication may still be in flight (a peer hung or died): exit without running the
+  // process groups' destructors, which would wait for it. The error is out; files are closed.
+  if (mesh) {
+    std::fflush(nullptr);
+    ::_exit(1);
   }
   return 1;
 }

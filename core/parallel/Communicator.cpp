@@ -22,12 +22,18 @@ bool staged(BackendKind k, const at::Tensor& t) { return k == BackendKind::Gloo 
 
 void wait_or_throw(const c10::intrusive_ptr<c10d::Work>& w, const Communicator& c, const char* what,
                    std::chrono::milliseconds timeout) {
+  auto fail = [&](const std::string& why) {
+    return util::Error(fmt::format("{} on group '{}' (rank {} of {}) failed: {}", what, c.name(), c.rank(), c.size(), why),
+                       fmt::format("a peer rank died or hung; see the other ranks' logs (collective timeout: {} s, "
+                                   "set HALO_COLLECTIVE_TIMEOUT to change it)",
+                                   std::chrono::duration_cast<std::chrono::seconds>(timeout).count()));
+  };
   try {
     w->wait(timeout);
+  } catch (const c10::Error& e) {
+    throw fail(e.what_without_backtrace());
   } catch (const std::exception& e) {
-    throw util::Error(fmt::format("{} on group '{}' (rank {} of {}) failed: {}", what, c.name(), c.rank(),
-                                  c.size(), e.what()),
-                      "a peer rank died or hung; see the other ranks' logs");
+    throw fail(e.what());
   }
 }
 

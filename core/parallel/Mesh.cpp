@@ -2,6 +2,8 @@
 // prefix (as torch.distributed.new_group does). Gloo binds to loopback for local runs.
 #include "parallel/Mesh.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -26,17 +28,20 @@ std::shared_ptr<Communicator> make_group(const WorldInfo& world, const std::shar
   auto impl = std::make_unique<Communicator::Impl>();
   impl->name = name;
   impl->kind = kind;
-  impl->timeout = timeout;
+  impl->timeout = timeout;  // each collective's wait
+  // Joining the group waits at least 5 minutes, however short the collective timeout: ranks
+  // start unevenly (loading LibTorch, a busy machine).
+  const auto join = std::max<std::chrono::milliseconds>(timeout, std::chrono::minutes(5));
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>("halo/" + name, as_intrusive(store));
   if (kind == BackendKind::Gloo) {
-    auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+    auto opts = c10d::ProcessGroupGloo::Options::create(join);
     opts->devices.push_back(world.is_loopback() ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
                                                 : c10d::ProcessGroupGloo::createDefaultDevice());
     impl->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, group_rank, group_size, opts);
   } else {
 #ifdef HALO_WITH_CUDA
     auto opts = c10d::ProcessGroupNCCL::Options::create();
-    opts->timeout = timeout;
+    opts->timeout = join;
     impl->backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, group_rank, group_size, opts);
 #else
     throw util::Error("NCCL was requested but this Halo was built without CUDA",

@@ -42,6 +42,9 @@ long env_int(const char* name, long lo, long hi, long fallback) {
 std::pair<int, uint16_t> listen_loopback(uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw util::Error(fmt::format("cannot create the rendezvous socket: {}", std::strerror(errno)));
+  // Like TCPStore's own socket: a port whose previous owner just exited (TIME_WAIT) is reusable.
+  const int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);

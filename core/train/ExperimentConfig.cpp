@@ -60,9 +60,19 @@ std::pair<std::string, std::string> split_last(const std::string& path) {
 }
 
 // The value as the user wrote it (NaN/Inf, which JSON cannot hold, by name).
+// Nesting depth of v, counted up to `limit` + 1 (the recursion stops there).
+int nesting(const json& v, int limit) {
+  int most = 0;
+  if (limit >= 0 && v.is_structured())
+    for (const auto& child : v) most = std::max(most, 1 + nesting(child, limit - 1));
+  return most;
+}
+
+// Deeply nested values (hostile files) are not serialized: dump() recurses per level.
 std::string show(const json& v) {
   const double d = v.is_number_float() ? v.get<double>() : 0.0;
   if (!std::isfinite(d)) return std::isnan(d) ? "nan" : (d > 0 ? "inf" : "-inf");
+  if (nesting(v, 32) > 32) return v.is_array() ? "[[[...]]] (nested more than 32 levels)" : "{...} (nested more than 32 levels)";
   const std::string s = v.dump();
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
@@ -225,7 +235,7 @@ void check_combinations(const ExperimentConfig& c, const Reader& r, std::vector<
       return r.bad.count(p) || r.bad.count(p.substr(0, p.find('.')));
     });
   };
-  auto quote = [](const std::string& s) { return json(s).dump(); };
+  auto quote = [](const std::string& s) { return show(json(s)); };  // shortened like every value
   auto add = [&](std::string field, std::string value, std::string fix) { out.push_back({field, value, fix}); };
   auto name_char = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'; };
   const bool name_ok = !c.name.empty() && c.name.size() <= 100 && c.name[0] != '.';
@@ -296,7 +306,7 @@ std::optional<std::string> closest_key(const std::string& path, const std::set<s
 
 void warn_unknown(const json& root, const Reader& r, std::vector<std::string>& warnings) {
   auto warn = [&](const std::string& path) {
-    std::string w = fmt::format("unknown key '{}' ignored", path);
+    std::string w = fmt::format("unknown key '{}' ignored", path.size() > 80 ? path.substr(0, 77) + "..." : path);
     if (r.known.count(path))  // a literal dotted key, e.g. {"optim.lr": 1}
       w += fmt::format("; nest it: \"{}\": {{\"{}\": ...}}", split_last(path).first, split_last(path).second);
     else if (auto s = closest_key(path, r.known))
@@ -367,7 +377,7 @@ ExperimentConfig load_experiment(const std::string& path, const std::vector<std:
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line L, column C: ..."
     if (auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
     throw util::Error(fmt::format("experiment file '{}' is not valid JSON: {}", path, what),

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include "io/TensorFile.h"
+#include "io/TorchArchive.h"
 #include "model/ConvNeXt.h"
 #include "train/ExperimentConfig.h"
 #include "util/Error.h"
@@ -26,12 +27,7 @@ ExportResult export_checkpoint(const ExportOptions& o) {
     throw util::Error(fmt::format("checkpoint {} does not exist", o.checkpoint),
                       "checkpoints are in <run folder>/checkpoints/step-*.pt");
   torch::serialize::InputArchive ar;
-  try {
-    ar.load_from(o.checkpoint);
-  } catch (const std::exception& e) {
-    throw util::Error(fmt::format("{} is not a Halo checkpoint: {}", o.checkpoint, std::string(e.what()).substr(0, 200)),
-                      "pass a file from <run folder>/checkpoints/");
-  }
+  io::load_torch_archive(o.checkpoint, ar);
   c10::IValue cfg_value;
   if (!ar.try_read("meta/config", cfg_value) || !cfg_value.isString())
     throw util::Error(fmt::format("{} has no experiment config (meta/config)", o.checkpoint),

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include <ATen/autocast_mode.h>
 #include <fmt/format.h>
@@ -14,6 +15,8 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
+#include "io/AtomicFile.h"
+#include "io/TorchArchive.h"
 #include "model/ConvNeXt.h"
 #include "parallel/GradSync.h"
 #include "parallel/HaloPlan.h"
@@ -179,19 +182,29 @@ void Trainer::save_checkpoint(const std::string& path) const {
   ar.write("meta/loss_scale", torch::tensor(s_->scaler.scale(), torch::kFloat64));
   ar.write("meta/scaler_good_steps", torch::tensor(s_->scaler.good_steps(), torch::kInt64));
   ar.write("meta/config", c10::IValue(to_json(cfg_).dump()));
-  const std::string tmp = path + ".tmp";
-  ar.save_to(tmp);
-  fs::rename(tmp, path);
+  // Streamed into a temporary file renamed over `path` only when complete: a failed write
+  // (disk full, EFBIG) leaves every earlier checkpoint as it was.
+  io::AtomicFile file(path);
+  std::optional<util::Error> failed;
+  ar.save_to([&](const void* data, size_t n) -> size_t {
+    if (failed) return n;  // the zip writer finishes; its bytes are dropped and nothing is committed
+    try {
+      file.write(data, n);
+    } catch (const util::Error& e) {
+      failed = e;
+    }
+    return n;
+  });
+  if (failed)
+    throw util::Error(fmt::format("checkpoint {} was not saved: {}", path, failed->problem()),
+                      "free disk space in the run folder; the previous checkpoint is intact, resume from it with "
+                      "`halo launch --resume <run folder>`");
+  file.commit();
 }
 
 void Trainer::load_checkpoint(const std::string& path) {
   torch::serialize::InputArchive ar;
-  try {
-    ar.load_from(path);
-  } catch (const std::exception& e) {
-    throw util::Error(fmt::format("cannot read checkpoint {}: {}", path, e.what()),
-                      "pick another checkpoint of the run (checkpoints/step-*.pt)");
-  }
+  io::load_torch_archive(path, ar);
   torch::NoGradGuard no_grad;
   for (auto& [name, p] : named_parameters()) {
     at::Tensor t;

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -191,6 +192,62 @@ TEST_P(MalformedOverride, Throws) {
 }
 INSTANTIATE_TEST_SUITE_P(Text, MalformedOverride,
                          ::testing::Values("optim.lr", "=5", ".lr=1", "optim..lr=1", "optim.=1", "", "optim.lr.x=1"));
+
+}  // namespace
+}  // namespace halo::train
+
+namespace halo::train {
+namespace {
+
+// Hostile files: each is a util::Error naming the file and the field, never a crash.
+struct Hostile {
+  const char* name;
+  std::string text;
+  const char* in_message;  // a part of the error
+};
+std::ostream& operator<<(std::ostream& os, const Hostile& h) { return os << h.name; }
+
+std::string nested(const std::string& prefix, int depth, const std::string& suffix) {
+  return prefix + std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']') + suffix;
+}
+
+class HostileFile : public ExperimentFileTest, public ::testing::WithParamInterface<Hostile> {};
+TEST_P(HostileFile, IsAClearErrorNamingFileAndField) {
+  const std::string path = write(GetParam().text);
+  const std::string msg = error_of([&] { load_experiment(path, {}); });
+  EXPECT_NE(msg.find("'" + path + "'"), std::string::npos) << msg.substr(0, 2000);
+  EXPECT_NE(msg.find(GetParam().in_message), std::string::npos) << msg.substr(0, 2000);
+  EXPECT_LT(msg.size(), 2000u) << "the error quotes too much of the file";
+}
+INSTANTIATE_TEST_SUITE_P(
+    Files, HostileFile,
+    ::testing::Values(
+        Hostile{"steps_1e300", R"({"schedule": {"steps": 1e300}})", "  - schedule.steps: 1e+300: use an integer from 1 to"},
+        Hostile{"sp_2pow40", R"({"parallel": {"sp": 1099511627776}})", "  - parallel.sp: 1099511627776: use an integer from 1 to 1024"},
+        Hostile{"negative_steps", R"({"schedule": {"steps": -5}})", "  - schedule.steps: -5: use an integer from 1 to"},
+        Hostile{"lr_1e400", R"({"optim": {"lr": -1e400}})", "is not valid JSON"},
+        Hostile{"deep_top_level", nested("", 100000, ""), "  - (top level): "},
+        Hostile{"deep_section", nested(R"({"model": )", 100000, "}"), "  - model: "},
+        Hostile{"deep_field", nested(R"({"optim": {"lr": )", 100000, "}}"), "  - optim.lr: "},
+        Hostile{"huge_string", R"({"name": ")" + std::string(1 << 20, 'x') + R"("})", "  - name: "},
+        Hostile{"binary", std::string("\x7f" "ELF\x02\x01\x01\x00\x00\xff", 10), "is not valid JSON"},
+        Hostile{"nul_in_string", std::string(R"({"name": "a)") + '\0' + R"(b"})", "is not valid JSON"},
+        Hostile{"duplicate_then_wrong", R"({"data": {"views": 2, "views": "two"}})", "  - data.views: \"two\""}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST_F(ExperimentFileTest, UnknownHostileKeysWarnWithoutEchoingEverything) {
+  const std::string long_key(100000, 'k');
+  const std::string path = write(R"({"optim": {"lrr": 0.1, ")" + long_key + R"(": 1}, "schedul": {"steps": 3}})");
+  std::vector<std::string> warnings;
+  const ExperimentConfig c = load_experiment(path, {}, &warnings);
+  EXPECT_EQ(c, ExperimentConfig{});
+  ASSERT_EQ(warnings.size(), 3u);
+  EXPECT_NE(std::find(warnings.begin(), warnings.end(), "unknown key 'optim.lrr' ignored; did you mean 'optim.lr'?"),
+            warnings.end());
+  EXPECT_NE(std::find(warnings.begin(), warnings.end(), "unknown key 'schedul' ignored; did you mean 'schedule'?"),
+            warnings.end());
+  for (const auto& w : warnings) EXPECT_LT(w.size(), 300u) << w.substr(0, 300);
+}
 
 }  // namespace
 }  // namespace halo::train
