@@ -55,7 +55,8 @@ TEST_P(ShippedExperiment, LoadsWithoutProblemsOrWarnings) {
   EXPECT_TRUE(warnings.empty()) << warnings.front();
   EXPECT_EQ(parse_experiment(to_json(c)).config, c);
 }
-INSTANTIATE_TEST_SUITE_P(Files, ShippedExperiment, ::testing::Values("quickstart.json", "convnext_xl_seed.json"),
+INSTANTIATE_TEST_SUITE_P(Files, ShippedExperiment,
+                         ::testing::Values("quickstart.json", "convnext_xl_seed.json", "openlanev2_baseline.json"),
                          [](const auto& info) { return info.param.substr(0, info.param.find('.')); });
 
 TEST(ShippedExperiments, QuickstartIsConvNeXtAttoOnTwoCpuRanks) {
