@@ -1,0 +1,132 @@
+// `halo data synth|check`: writes synthetic OpenLane-V2 segments, and validates a dataset
+// (every frame JSON and image) printing per-segment counts as a table or --json.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "Commands.h"
+#include "data/DatasetCheck.h"
+#include "data/SynthGenerator.h"
+#include "util/Error.h"
+
+namespace halo::app {
+
+namespace {
+
+// A progress line with ETA on stderr, only when it is a terminal (stdout stays parseable).
+class Progress {
+ public:
+  explicit Progress(const char* what) : what_(what), start_(std::chrono::steady_clock::now()), tty_(::isatty(2)) {}
+  void operator()(int64_t done, int64_t total) const {
+    if (!tty_) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double eta = done > 0 ? s / done * (total - done) : 0.0;
+    std::fprintf(stderr, "\r%s %lld/%lld frames, %.0f s elapsed, ETA %.0f s   ", what_, static_cast<long long>(done),
+                 static_cast<long long>(total), s, eta);
+    if (done == total) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  const char* what_;
+  std::chrono::steady_clock::time_point start_;
+  bool tty_;
+};
+
+struct SynthArgs {
+  std::string out, subset = "A", split = "train";
+  int segments = 2, frames = 4;
+  uint64_t seed = 0;
+  double image_scale = 1.0;
+  bool json = false;
+};
+
+void synth(const SynthArgs& a) {
+  if (a.subset != "A" && a.subset != "B")
+    throw util::Error(fmt::format("--subset {} is not a subset", a.subset), "use A (7 cameras) or B (6 cameras)");
+  data::SynthOptions o{a.out, a.subset[0], a.segments, a.frames, a.seed, a.split, a.image_scale};
+  const Progress progress("synth");
+  const auto s = data::generate_synthetic(o, [&](int64_t d, int64_t t) { progress(d, t); });
+  if (a.json) {
+    std::printf("%s\n", nlohmann::json{{"out", a.out}, {"subset", a.subset}, {"split", a.split}, {"segments", s.segments},
+                                       {"frames", s.frames}, {"images", s.images}, {"lanes", s.lanes},
+                                       {"elements", s.elements}, {"split_file", s.split_file.string()}}
+                            .dump(2)
+                            .c_str());
+  } else {
+    std::printf("wrote %lld segments, %lld frames (%lld images, %lld lanes, %lld traffic elements) to %s\nsplit file: %s\n",
+                static_cast<long long>(s.segments), static_cast<long long>(s.frames), static_cast<long long>(s.images),
+                static_cast<long long>(s.lanes), static_cast<long long>(s.elements), a.out.c_str(),
+                s.split_file.c_str());
+  }
+}
+
+struct CheckArgs {
+  std::string root, split = "train", split_file;
+  bool json = false;
+};
+
+void check(const CheckArgs& a) {
+  const Progress progress("check");
+  const auto r = data::check_dataset(a.root, a.split, a.split_file, [&](int64_t d, int64_t t) { progress(d, t); });
+  int64_t frames = 0, lanes = 0, elements = 0, images = 0;
+  for (const auto& s : r.segments) frames += s.frames, lanes += s.lanes, elements += s.elements, images += s.images;
+  if (a.json) {
+    nlohmann::json segs = nlohmann::json::array();
+    for (const auto& s : r.segments)
+      segs.push_back({{"segment_id", s.segment_id}, {"frames", s.frames}, {"annotated", s.annotated}, {"lanes", s.lanes},
+                      {"elements", s.elements}, {"images", s.images}, {"problems", s.problems}});
+    std::printf("%s\n", nlohmann::json{{"root", a.root}, {"split", a.split}, {"segments", segs}, {"frames", frames},
+                                       {"lanes", lanes}, {"elements", elements}, {"images", images},
+                                       {"problems", r.problem_count()}, {"ok", r.problem_count() == 0}}
+                            .dump(2)
+                            .c_str());
+  } else {
+    std::printf("%-10s %7s %9s %7s %9s %7s %9s\n", "segment", "frames", "annotated", "lanes", "elements", "images", "problems");
+    for (const auto& s : r.segments)
+      std::printf("%-10s %7lld %9lld %7lld %9lld %7lld %9zu\n", s.segment_id.c_str(), static_cast<long long>(s.frames),
+                  static_cast<long long>(s.annotated), static_cast<long long>(s.lanes), static_cast<long long>(s.elements),
+                  static_cast<long long>(s.images), s.problems.size());
+    for (const auto& s : r.segments)
+      for (const auto& p : s.problems) std::printf("problem: %s\n", p.c_str());
+    std::printf("%s: %zu segments, %lld frames, %lld images, %lld problems\n", a.split.c_str(), r.segments.size(),
+                static_cast<long long>(frames), static_cast<long long>(images), static_cast<long long>(r.problem_count()));
+  }
+  if (r.problem_count() > 0)
+    throw util::Error(fmt::format("{} problems in split '{}' of {}", r.problem_count(), a.split, a.root),
+                      "each is listed above with its file and field");
+}
+
+}  // namespace
+
+void add_data_commands(CLI::App& app) {
+  auto* d = app.add_subcommand("data", "OpenLane-V2 data: generate synthetic segments, check a dataset");
+  d->require_subcommand(1);
+
+  auto s = std::make_shared<SynthArgs>();
+  auto* sy = d->add_subcommand("synth", "Write synthetic OpenLane-V2 segments (JSON + rendered JPEGs + split file)");
+  sy->add_option("--out", s->out, "output dataset root")->required();
+  sy->add_option("--subset", s->subset, "A (7 Argoverse 2 cameras) or B (6 nuScenes cameras)")->capture_default_str();
+  sy->add_option("--segments", s->segments, "number of segments")->capture_default_str();
+  sy->add_option("--frames", s->frames, "frames per segment (2 Hz)")->capture_default_str();
+  sy->add_option("--seed", s->seed, "random seed: the data is a deterministic function of it")->capture_default_str();
+  sy->add_option("--split", s->split, "split folder: train, val or test (test has no annotation)")->capture_default_str();
+  sy->add_option("--image-scale", s->image_scale, "scale of image sizes and intrinsics (e.g. 0.125 for tests)")
+      ->capture_default_str();
+  sy->add_flag("--json", s->json, "print the summary as JSON");
+  sy->callback([s]() { synth(*s); });
+
+  auto c = std::make_shared<CheckArgs>();
+  auto* ch = d->add_subcommand("check", "Validate every frame JSON and image of a split; per-segment counts");
+  ch->add_option("root", c->root, "dataset root (holds <split>/<segment>/info and image)")->required();
+  ch->add_option("--split", c->split, "split to check")->capture_default_str();
+  ch->add_option("--split-file", c->split_file, "list frames from a data_dict_subset_X.json instead of scanning");
+  ch->add_flag("--json", c->json, "print the report as JSON");
+  ch->callback([c]() { check(*c); });
+}
+
+}  // namespace halo::app
