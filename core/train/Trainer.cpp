@@ -69,7 +69,7 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> me
   }
   torch::manual_seed(cfg_.train.seed);  // identical initial weights on every rank
   if (cfg_.task == "openlanev2") {
-    s_->ol = std::make_unique<OpenLaneTask>(cfg_, s_->device);
+    s_->ol = std::make_unique<OpenLaneTask>(cfg_, s_->device, *mesh_);
     s_->backbone = s_->ol->net()->img_backbone;
     s_->net = s_->ol->net().ptr().get();
   } else {
