@@ -11,5 +11,6 @@ void add_bench_commands(CLI::App& app);
 void add_launch_commands(CLI::App& app);
 void add_export_commands(CLI::App& app);
 void add_runs_commands(CLI::App& app);
+void add_plan_commands(CLI::App& app);
 
 }  // namespace halo::app

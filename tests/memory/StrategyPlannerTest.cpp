@@ -2,6 +2,7 @@
 // shrinks; widths that cannot shard are reported, not planned; sizes parse with units.
 #include <gtest/gtest.h>
 
+#include "memory/DeviceCapacity.h"
 #include "memory/StrategyPlanner.h"
 #include "util/Error.h"
 
@@ -64,6 +65,21 @@ TEST(StrategyPlanner, WidthThatCannotShardIsReported) {
       reported = reported || row.problem.find("992") != std::string::npos;
     }
   EXPECT_TRUE(reported);
+}
+
+TEST(StrategyPlanner, LauncherWarnsOnlyWhenTheRunWouldNotFit) {
+  train::ExperimentConfig huge = tiny();
+  huge.model.arch = "convnext_xlarge";
+  huge.data.height = 2048;
+  huge.data.width = 8192;  // terabytes of activations: no CPU host has them
+  const auto w = fit_warning(huge);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NE(w->find("does not fit"), std::string::npos) << *w;
+  train::ExperimentConfig small = tiny();
+  small.model.arch = "convnext_test";
+  small.data.height = 32;
+  small.data.width = 64;
+  EXPECT_FALSE(fit_warning(small).has_value());
 }
 
 TEST(StrategyPlanner, ParsesSizes) {
