@@ -86,6 +86,8 @@ void add_plan_commands(CLI::App& app) {
       devices.push_back(n);
     }
     const bool cuda = cfg.parallel.device == "cuda";
+    if (cuda && a->calibrate)
+      throw CLI::ValidationError("--calibrate", "times this CPU; a cuda experiment is planned with the stored GPU rates");
     int max_devices = 1;
     for (int d : devices) max_devices = std::max(max_devices, d);
     const int64_t budget = !a->budget.empty() ? memory::parse_bytes(a->budget)
