@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launch/RankSpawner.h"
+#include "memory/DeviceCapacity.h"
 #include "model/ConvNeXt.h"
 #include "parallel/Rendezvous.h"
 #include "parallel/ShardingCheck.h"
@@ -113,6 +114,8 @@ LaunchResult run_launch(const LaunchOptions& o) {
     run_dir = cfg.run_dir.empty() ? fs::path(o.runs_root) / fmt::format("{}-{}", cfg.name, timestamp()) : fs::path(cfg.run_dir);
   }
   check_before_launch(cfg, o.nproc);
+  if (auto w = memory::fit_warning(cfg, o.resume_dir.empty() ? o.experiment : (run_dir / "config.json").string()))
+    std::fprintf(stderr, "halo: warning: %s\n", w->c_str());
   // Run history: the launcher is its only writer (a foreign --db is refused before anything is written).
   store::HistoryDb history(store::HistoryDb::resolve_path(o.db_path), store::HistoryDb::Mode::Write);
   fs::create_directories(run_dir);
