@@ -27,6 +27,7 @@ struct LossConfig {
 struct DataConfig {
   std::string source = "synthetic";  // synthetic|openlanev2
   std::string root;                  // required for openlanev2
+  std::string eval_split = "val";    // train.eval_every scores the model on <root>/<eval_split>
   int64_t views = 7;
   int64_t height = 64;
   int64_t width = 256;
