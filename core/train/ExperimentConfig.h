@@ -27,12 +27,12 @@ struct LossConfig {
 struct DataConfig {
   std::string source = "synthetic";  // synthetic|openlanev2
   std::string root;                  // required for openlanev2
-  std::string eval_split = "val";    // train.eval_every scores the model on <root>/<eval_split>
   int64_t views = 7;
   int64_t height = 64;
   int64_t width = 256;
   int64_t batch = 1;  // samples per dp group per micro-step
   int workers = 2;
+  std::string eval_split = "val";  // train.eval_every scores the model on <root>/<eval_split>
   bool operator==(const DataConfig&) const = default;
 };
 
