@@ -26,7 +26,10 @@
 
 #include "parallel/Mesh.h"
 #include "parallel/Rendezvous.h"
+#include "eval/PredictionsJson.h"
+#include "io/AtomicFile.h"
 #include "train/ExperimentConfig.h"
+#include "train/OpenLaneTask.h"
 #include "train/Trainer.h"
 #include "util/Error.h"
 
@@ -123,6 +126,22 @@ int run_worker(const WorkerOptions& o) {
       }
       mesh->world().barrier();
     };
+    // Every rank runs the forward over data.eval_split; rank 0 writes the predictions in the
+    // devkit's format and reports the scores.
+    auto evaluate = [&](int64_t step, int64_t done) {
+      const train::OpenLaneEvaluation e = trainer.evaluate();
+      if (rank != 0) return;
+      const fs::path dir = fs::path(o.run_dir) / "predictions";
+      fs::create_directories(dir);
+      const std::string path = (dir / fmt::format("step-{:06d}.json", done)).string();
+      const std::string text = eval::predictions_to_json(e.predictions, cfg.name).dump();
+      io::AtomicFile file(path);
+      file.write(text.data(), text.size());
+      file.commit();
+      emit({{"event", "eval"}, {"rank", rank}, {"step", step}, {"steps_trained", done}, {"split", cfg.data.eval_split},
+            {"DET_l", e.scores.det_l}, {"DET_t", e.scores.det_t}, {"TOP_ll", e.scores.top_ll},
+            {"TOP_lt", e.scores.top_lt}, {"OLS", e.scores.ols}, {"frames", e.scores.frames}, {"predictions", path}});
+    };
     while (!trainer.finished()) {
       maybe_stall(rank, trainer.next_step());
       const train::StepResult r = trainer.step();
@@ -135,6 +154,7 @@ int run_worker(const WorkerOptions& o) {
                           {"rss", r.memory.rss}, {"step_start", r.memory_at_start}}},
               {"samples_per_s", r.samples_per_s}});
       const int64_t done = r.step + 1;
+      if (cfg.train.eval_every > 0 && (done % cfg.train.eval_every == 0 || trainer.finished())) evaluate(r.step, done);
       if (cfg.train.checkpoint_every > 0 && done % cfg.train.checkpoint_every == 0 && !trainer.finished())
         checkpoint(done);
     }

@@ -126,6 +126,9 @@ void HistoryDb::record_event(int64_t run, int rank, const nlohmann::json& j) {
     w_->evaluation.bind(1, run);
     if (j.contains("step") && j["step"].is_number()) w_->evaluation.bind(2, j["step"].get<int64_t>());
     w_->evaluation.bind(3, j.dump()).run();
+    if (rank == 0 && j.contains("step") && j["step"].is_number_integer())  // plotted beside the losses
+      for (const char* k : {"DET_l", "DET_t", "TOP_ll", "TOP_lt", "OLS"})
+        if (j.contains(k)) add_metric(run, j["step"].get<int64_t>(), std::string("eval/") + k, j[k]);
   } else {
     if (ev == "hello") update_devices(run, rank, j);
     w_->event.bind(1, run).bind(2, rank).bind(3, ev.empty() ? std::string("log") : ev).bind(4, Writer::now());

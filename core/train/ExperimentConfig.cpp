@@ -200,6 +200,7 @@ void visit_fields(Config& c, V& v) {
   v.section("data");
   v.field("data.source", c.data.source, {"synthetic", "openlanev2"});
   v.field("data.root", c.data.root, Any{});
+  v.field("data.eval_split", c.data.eval_split, {"val", "train"});
   v.field("data.views", c.data.views, Range{1, 64});
   v.field("data.height", c.data.height, Range{32, 65536});  // 32: the backbones' total stride
   v.field("data.width", c.data.width, Range{32, 65536});
@@ -259,6 +260,11 @@ void check_combinations(const ExperimentConfig& c, const Reader& r, std::vector<
   }
   if (ok({"data.source", "data.root"}) && c.data.source == "openlanev2" && c.data.root.empty())
     add("data.root", quote(c.data.root), "set data.root to the OpenLane-V2 directory, or use data.source \"synthetic\"");
+  if (ok({"train.eval_every", "data.source", "task"}) && c.train.eval_every > 0 &&
+      (c.task != "openlanev2" || c.data.source != "openlanev2"))
+    add("train.eval_every", std::to_string(c.train.eval_every),
+        "evaluation scores OpenLane-V2 predictions against labelled frames on disk: use task \"openlanev2\" with "
+        "data.source \"openlanev2\" and data.root, or set train.eval_every to 0");
   const bool shards = c.parallel.strategy.starts_with("tp");  // tp, tp+checkpoint
   if (ok({"parallel.strategy", "parallel.sp"}) && shards != (c.parallel.sp > 1))
     add("parallel.sp", std::to_string(c.parallel.sp),

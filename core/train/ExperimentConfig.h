@@ -32,6 +32,7 @@ struct DataConfig {
   int64_t width = 256;
   int64_t batch = 1;  // samples per dp group per micro-step
   int workers = 2;
+  std::string eval_split = "val";  // train.eval_every scores the model on <root>/<eval_split>
   bool operator==(const DataConfig&) const = default;
 };
 

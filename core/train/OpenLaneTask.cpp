@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "data/FrameReader.h"
 #include "data/MultiViewLoader.h"
 #include "parallel/Mesh.h"
+#include "train/OpenLanePredictor.h"
 #include "util/Error.h"
 
 namespace halo::train {
@@ -91,7 +93,51 @@ OpenLaneTask::OpenLaneTask(const ExperimentConfig& cfg, const c10::Device& devic
     o.stripe_end = part_.span(mesh.sp_index()).end;
     loader_ = std::make_unique<data::MultiViewLoader>(o);
     loader_->start_epoch(epoch_);
+    if (cfg.train.eval_every > 0) {
+      o.split = cfg.data.eval_split;
+      o.shuffle = false;
+      o.drop_last = false;
+      o.shard_index = 0;  // every dp group sees the whole split (only rank 0 scores)
+      o.shard_count = 1;
+      try {
+        eval_loader_ = std::make_unique<data::MultiViewLoader>(o);
+      } catch (const util::Error& e) {
+        throw util::Error(fmt::format("data.eval_split '{}' cannot be read from data.root {}: {}", o.split,
+                                      o.root.string(), e.problem()),
+                          "set data.eval_split to a labelled split of data.root (e.g. \"val\"), or train.eval_every to 0");
+      }
+    }
   }
+}
+
+OpenLaneEvaluation OpenLaneTask::evaluate(std::shared_ptr<parallel::Communicator> sp, bool score) {
+  if (!eval_loader_)
+    throw util::Error("evaluation needs data.source \"openlanev2\" and train.eval_every > 0",
+                      "set data.source, data.root and train.eval_every");
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  const OpenLanePredictor predictor(model_->options().bev, model_->options().lane_points);
+  const std::filesystem::path root = eval_loader_->options().root;
+  std::vector<data::Frame> gt;
+  OpenLaneEvaluation result;
+  eval_loader_->start_epoch(0);
+  while (std::optional<data::FrameBatch> b = eval_loader_->next()) {
+    parallel::ShardedTensor x{b->images.flatten(0, 1).to(device_), part_, sp};  // (N*V, 3, H, W/sp)
+    model::OpenLaneOutputs out = model_->forward(x, b->lidar2img.to(device_), b->image_hw.to(device_));
+    if (!score) continue;
+    for (size_t i = 0; i < b->keys.size(); ++i) {
+      const std::string& key = b->keys[i];
+      const size_t s1 = key.find('/'), s2 = key.rfind('/');
+      gt.push_back(data::read_frame(root, {key.substr(0, s1), key.substr(s1 + 1, s2 - s1 - 1), key.substr(s2 + 1)}));
+      const data::Camera& front = gt.back().cameras.front();
+      const auto hw = b->image_hw[static_cast<int64_t>(i)][0];  // front view (H, W)
+      result.predictions[key] = predictor.decode(out, static_cast<int64_t>(i), {hw[0].item<int64_t>(), hw[1].item<int64_t>()},
+                                                 {front.width, front.height});
+    }
+  }
+  model_->train();
+  if (score) result.scores = eval::evaluate(gt, result.predictions);
+  return result;
 }
 
 std::map<std::string, at::Tensor> OpenLaneTask::losses(int64_t first, int64_t count,

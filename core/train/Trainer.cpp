@@ -198,6 +198,11 @@ StepResult Trainer::step() {
   return r;
 }
 
+OpenLaneEvaluation Trainer::evaluate() {
+  if (!s_->ol) throw util::Error("train.eval_every needs task openlanev2", "set train.eval_every to 0");
+  return s_->ol->evaluate(mesh_->sp_ptr(), mesh_->rank() == 0);
+}
+
 void Trainer::save_checkpoint(const std::string& path) const {
   torch::serialize::OutputArchive ar;
   for (auto& [name, p] : named_parameters()) ar.write("model/" + name, p.detach().cpu());

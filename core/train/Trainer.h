@@ -17,6 +17,8 @@ class Mesh;
 
 namespace halo::train {
 
+struct OpenLaneEvaluation;
+
 struct StepTimings {
   double forward_ms = 0, backward_ms = 0, comm_ms = 0, optim_ms = 0, total_ms = 0;
 };
@@ -43,6 +45,10 @@ class Trainer {
 
   // Resume checkpoints (weights, optimizer, scaler, step): temp file + rename. Every rank
   // holds identical state, so rank 0 writes and every rank can read.
+  // Task openlanev2 with train.eval_every > 0, on every rank together: scores the model on
+  // data.eval_split (see OpenLaneTask::evaluate); the scores and predictions are rank 0's.
+  OpenLaneEvaluation evaluate();
+
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);
 

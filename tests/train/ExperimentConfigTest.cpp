@@ -39,7 +39,7 @@ TEST(ExperimentConfig, DefaultsRoundTrip) {
 
 TEST(ExperimentConfig, ToJsonWritesEveryField) {
   const json j = to_json(ExperimentConfig{});
-  const std::map<std::string, size_t> sections{{"model", 4}, {"loss", 7}, {"data", 7}, {"parallel", 7},
+  const std::map<std::string, size_t> sections{{"model", 4}, {"loss", 7}, {"data", 8}, {"parallel", 7},
                                                {"optim", 10}, {"schedule", 3}, {"train", 6}};
   EXPECT_EQ(j.size(), 3 + sections.size());
   for (const auto& [name, n] : sections) EXPECT_EQ(j.at(name).size(), n) << name;
@@ -56,7 +56,7 @@ TEST(ExperimentConfig, EveryNonDefaultValueRoundTripsThroughText) {
   c.task = "openlanev2";
   c.run_dir = "/tmp/runs/x";
   c.model = {"resnet18", 21, 0.25};
-  c.data = {"openlanev2", "/data/openlane-v2", 6, 720, 1280, 3, 4};
+  c.data = {"openlanev2", "/data/openlane-v2", 6, 720, 1280, 3, 4, "train"};
   c.parallel = {"tp+checkpoint", 4, 2, "stage", "nccl", "cuda", 3};
   c.optim = {"sgd", 0.1234567890123, 1e-4, 0.85, 0.8, 0.95, 1e-6, 0.0, true, 512};
   c.schedule = {1000, 100, 0.0};
@@ -181,6 +181,7 @@ INSTANTIATE_TEST_SUITE_P(
     Fields, BadChoice,
     ::testing::Values(Case{R"({"task": "detection"})", "task", "choose one of: convnext, openlanev2"},
                       Case{R"({"data": {"source": "kitti"}})", "data.source", "choose one of: synthetic, openlanev2"},
+                      Case{R"({"data": {"eval_split": "test"}})", "data.eval_split", "choose one of: val, train"},
                       Case{R"({"parallel": {"strategy": "fsdp"}})", "parallel.strategy",
                            "choose one of: none, checkpoint, tp, tp+checkpoint"},
                       Case{R"({"parallel": {"checkpoint_level": "layer"}})", "parallel.checkpoint_level",
@@ -278,7 +279,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"({"schedule": {"steps": 3}})", "schedule.warmup_steps", "at most schedule.steps (3)"},
         Case{R"({"name": "../escape"})", "name", "names the run directory"},
         Case{R"({"name": ""})", "name", "letters, digits"},
-        Case{R"({"name": "convnext-xl_seed.2"})", "", ""}));
+        Case{R"({"name": "convnext-xl_seed.2"})", "", ""},
+        Case{R"({"train": {"eval_every": 10}})", "train.eval_every", "data.source \"openlanev2\""},
+        Case{R"({"task": "openlanev2", "train": {"eval_every": 10}})", "train.eval_every", "or set train.eval_every to 0"},
+        Case{R"({"task": "openlanev2", "data": {"source": "openlanev2", "root": "/d", "eval_split": "train"},
+                 "train": {"eval_every": 10}})", "", ""}));
 
 TEST(ExperimentConfig, RulesBetweenFieldsSkipFieldsThatAlreadyHaveAProblem) {
   // sp is refused on its own; no second, confusing problem about the strategy.
