@@ -89,15 +89,18 @@ void add_bench_commands(CLI::App& app) {
       for (const auto& r : rows)
         j.push_back({{"strategy", r.strategy}, {"sp", r.sp}, {"rank", r.rank}, {"activation_peak_bytes", r.activation_peak},
                      {"total_peak_bytes", r.total_peak}, {"rss_bytes", r.rss}, {"step_ms", r.step_ms},
-                     {"activation_ratio", r.activation_ratio}, {"step_ratio", r.step_ratio}});
+                     {"activation_ratio", r.activation_ratio}, {"step_ratio", r.step_ratio},
+                     {"predicted_activation_bytes", r.predicted_activation}, {"predicted_total_bytes", r.predicted_total},
+                     {"activation_error", r.activation_error}, {"total_error", r.total_error}});
       std::printf("%s\n", j.dump(2).c_str());
       return;
     }
-    std::printf("%-18s %4s %16s %14s %10s %10s %10s %9s\n", "strategy", "rank", "activation MiB", "total MiB", "RSS MiB",
-                "step ms", "act/none", "time/none");
+    std::printf("%-18s %4s %16s %16s %14s %14s %7s %10s %10s %10s %9s\n", "strategy", "rank", "activation MiB",
+                "predicted MiB", "total MiB", "predicted MiB", "error", "RSS MiB", "step ms", "act/none", "time/none");
     for (const auto& r : rows)
-      std::printf("%-18s %4d %16.1f %14.1f %10.1f %10.1f %10.3f %9.2f\n", r.strategy.c_str(), r.rank, r.activation_peak / MiB,
-                  r.total_peak / MiB, r.rss / MiB, r.step_ms, r.activation_ratio, r.step_ratio);
+      std::printf("%-18s %4d %16.1f %16.1f %14.1f %14.1f %+6.1f%% %10.1f %10.1f %10.3f %9.2f\n", r.strategy.c_str(), r.rank,
+                  r.activation_peak / MiB, r.predicted_activation / MiB, r.total_peak / MiB, r.predicted_total / MiB,
+                  100 * r.total_error, r.rss / MiB, r.step_ms, r.activation_ratio, r.step_ratio);
   });
 
   struct StoreArgs {

@@ -13,5 +13,6 @@ void add_export_commands(CLI::App& app);
 void add_runs_commands(CLI::App& app);
 void add_eval_commands(CLI::App& app);
 void add_data_commands(CLI::App& app);
+void add_plan_commands(CLI::App& app);
 
 }  // namespace halo::app

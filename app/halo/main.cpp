@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   halo::app::add_runs_commands(app);
   halo::app::add_eval_commands(app);
   halo::app::add_data_commands(app);
+  halo::app::add_plan_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launch/RankSpawner.h"
+#include "memory/DeviceCapacity.h"
 #include "model/ConvNeXt.h"
 #include "parallel/Rendezvous.h"
 #include "parallel/ShardingCheck.h"
@@ -145,6 +146,8 @@ LaunchResult run_launch(const LaunchOptions& o) {
   }
   const NodePlacement& nodes = o.nodes;
   const int nlocal = check_before_launch(cfg, o.nproc, nodes);
+  if (auto w = memory::fit_warning(cfg, o.resume_dir.empty() ? o.experiment : (run_dir / "config.json").string()))
+    std::fprintf(stderr, "halo: warning: %s\n", w->c_str());
   const int first_rank = nodes.node_rank * nlocal;
   if (nodes.node_rank > 0) run_dir /= fmt::format("node{}", nodes.node_rank);
   // Run history: node 0's launcher is its only writer (a foreign --db is refused before anything is written).

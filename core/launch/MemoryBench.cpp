@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "launch/Launcher.h"
+#include "memory/MemoryPlanner.h"
+#include "train/ExperimentConfig.h"
 #include "util/Error.h"
 
 namespace halo::launch {
@@ -43,6 +45,7 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
                            "train.checkpoint_every=0", "run_dir=" + run_dir})
       lo.overrides.push_back(kv);
     lo.progress = false;
+    const memory::Prediction predicted = memory::predict(train::load_experiment(o.experiment, lo.overrides));
     std::fprintf(stderr, "bench memory: %s (%d rank%s) ...\n", s.c_str(), sp, sp > 1 ? "s" : "");
     LaunchResult r = run_launch(lo);
     if (r.exit_code != 0) throw util::Error(fmt::format("bench memory: strategy {} failed: {}", s, r.failure));
@@ -66,6 +69,11 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
     }
     for (size_t k = 0; k < per_rank.size(); ++k) {
       per_rank[k].step_ms /= std::max(1, measured[k]);
+      const memory::RankPrediction& p = predicted.ranks.at(k);
+      per_rank[k].predicted_activation = static_cast<double>(p.activation_peak);
+      per_rank[k].predicted_total = static_cast<double>(p.peak);
+      per_rank[k].activation_error = p.activation_peak / std::max(1.0, per_rank[k].activation_peak) - 1.0;
+      per_rank[k].total_error = p.peak / std::max(1.0, per_rank[k].total_peak) - 1.0;
       rows.push_back(per_rank[k]);
     }
     std::error_code ec;

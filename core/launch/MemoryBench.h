@@ -23,6 +23,10 @@ struct MemoryBenchRow {
   double rss = 0;              // bytes
   double step_ms = 0;
   double activation_ratio = 0, step_ratio = 0;  // to `none` (rank 0 of each)
+  // core/memory's prediction for the same rank, made before the run (bytes), and the
+  // relative difference (predicted / measured - 1).
+  double predicted_activation = 0, predicted_total = 0;
+  double activation_error = 0, total_error = 0;
 };
 
 std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o);

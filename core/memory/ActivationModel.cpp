@@ -58,7 +58,7 @@ class Builder {
     const int64_t ln_bytes = cuda_half() ? 4 : a_;
     l.saved += R(MC * a_);                              // conv output, LayerNorm's input
     if (cuda_half()) l.saved += R(MC * 4) - R(MC * a_); // LayerNorm runs in fp32 on CUDA: keeps the copy
-    l.saved += 2 * R(M * ln_bytes);                     // mean, rstd
+    l.saved += 2 * R(M * 4);                            // mean, rstd: fp32 (the LayerNorm weight is fp32)
     l.out = R(MC * ln_bytes);
     l.forward_extra = R(MC * ln_bytes) + (cuda_half() ? R(MC * a_) : 0);  // contiguous copy for layer_norm
     l.nograd_extra = l.forward_extra + R(MC * a_);
@@ -102,7 +102,7 @@ class Builder {
     if (cuda_half()) {
       l.saved += R(MC * 4) + 2 * R(M * 4) + R(MC * a_);  // fp32 LayerNorm input, stats, fc1's cast input
     } else {
-      l.saved += R(MC * a_) + 2 * R(M * a_) + R(MC * a_);  // conv output, stats, LayerNorm output
+      l.saved += R(MC * a_) + 2 * R(M * 4) + R(MC * a_);  // conv output, fp32 stats, LayerNorm output
     }
     l.saved += 2 * R(4 * MC * a_) + R(MC * a_);  // fc1 output (GELU's input), GELU output (fc2's), fc2 output (gamma's)
     if (in_.drop_path) l.saved += R(B * 4);       // the per-sample keep mask
@@ -111,7 +111,10 @@ class Builder {
     l.forward_extra = std::max({ln + (cast_in ? R(MC * a_) : 0), R(MC * 4) * (in_.drop_path ? 2 : 1),
                                 g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0});
     l.nograd_extra = 2 * R(4 * MC * a_);  // fc1 and GELU outputs side by side
-    l.backward_extra = std::max(2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0), R(4 * MC * a_));
+    // fc2's backward peaks: its input gradient beside the weight gradient that AccumulateGrad
+    // adds into .grad (cast to fp32 first under autocast).
+    const int64_t weight_grad = R(4 * c * c * a_) + (half_ ? R(4 * c * c * 4) : 0);
+    l.backward_extra = std::max(2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0), R(4 * MC * a_) + weight_grad);
     l.in_grad = l.in;
     l.halo_bytes = B * c * h * (g.peer_cols + g.sent_cols) * a_;
     l.flops = 2.0 * 49 * static_cast<double>(MC) + 16.0 * static_cast<double>(M) * static_cast<double>(c * c);

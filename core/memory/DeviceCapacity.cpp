@@ -39,7 +39,7 @@ std::optional<DeviceCapacity> device_capacity(const train::ExperimentConfig& cfg
   return std::nullopt;
 }
 
-std::optional<std::string> fit_warning(const train::ExperimentConfig& cfg) {
+std::optional<std::string> fit_warning(const train::ExperimentConfig& cfg, const std::string& experiment) {
   const auto cap = device_capacity(cfg);
   if (!cap) return std::nullopt;
   try {
@@ -48,8 +48,8 @@ std::optional<std::string> fit_warning(const train::ExperimentConfig& cfg) {
     if (r.reserved <= cap->bytes_per_rank) return std::nullopt;
     const double GiB = 1024.0 * 1024.0 * 1024.0;
     return fmt::format("predicted peak {:.2f} GiB per rank (rank {}, during {}) does not fit in {}; "
-                       "`halo plan {}` lists setups that fit",
-                       static_cast<double>(r.reserved) / GiB, r.rank, r.peak_at, cap->what, "EXPERIMENT.json --devices N");
+                       "`halo plan {} --devices N --budget SIZE` lists setups that fit",
+                       static_cast<double>(r.reserved) / GiB, r.rank, r.peak_at, cap->what, experiment);
   } catch (const util::Error&) {
     return std::nullopt;  // the launch checks report configuration problems themselves
   }

@@ -75,14 +75,22 @@ PlanResult plan_setups(const train::ExperimentConfig& cfg, const std::vector<int
       }
     }
   }
-  for (size_t i = 0; i < out.rows.size(); ++i) {
-    const PlanRow& r = out.rows[i];
-    if (!r.fits) continue;
-    if (!out.recommended || r.time_per_sample_s < out.rows[*out.recommended].time_per_sample_s - 1e-12 ||
-        (std::abs(r.time_per_sample_s - out.rows[*out.recommended].time_per_sample_s) <= 1e-12 &&
-         r.peak < out.rows[*out.recommended].peak))
-      out.recommended = i;
-  }
+  // Fastest fitting row among `rows[i]` for which keep(i); ties go to the smaller peak.
+  auto fastest = [&](auto keep) {
+    std::optional<size_t> best;
+    for (size_t i = 0; i < out.rows.size(); ++i) {
+      const PlanRow& r = out.rows[i];
+      if (!r.fits || !keep(r)) continue;
+      const PlanRow* b = best ? &out.rows[*best] : nullptr;
+      if (!b || r.time_per_sample_s < b->time_per_sample_s - 1e-12 ||
+          (std::abs(r.time_per_sample_s - b->time_per_sample_s) <= 1e-12 && r.peak < b->peak))
+        best = i;
+    }
+    return best;
+  };
+  out.recommended = fastest([](const PlanRow&) { return true; });
+  for (int d : device_counts)
+    if (auto b = fastest([d](const PlanRow& r) { return r.devices == d; })) out.fastest_per_devices.push_back(*b);
   return out;
 }
 

@@ -29,6 +29,7 @@ struct PlanRow {
 struct PlanResult {
   std::vector<PlanRow> rows;
   std::optional<size_t> recommended;  // the fastest row that fits
+  std::vector<size_t> fastest_per_devices;  // per device count with a fitting row: its fastest
   int64_t budget = 0;                 // bytes per rank
   MachineRates rates;
 };

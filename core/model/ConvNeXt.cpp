@@ -70,17 +70,21 @@ ConvNeXtImpl::ConvNeXtImpl(const ConvNeXtVariant& v, int64_t num_classes, int64_
   for (int i = 0; i < 4; ++i)
     stages->push_back(ConvNeXtStage(i == 0 ? v.dims[0] : v.dims[i - 1], v.dims[i], v.depths[i], i > 0, v.conv_mlp,
                                     v.norm_eps, rates[i]));
-  head = register_module("head", ConvNeXtHead(v.dims[3], num_classes, v.norm_eps));
+  if (num_classes > 0) head = register_module("head", ConvNeXtHead(v.dims[3], num_classes, v.norm_eps));
 }
 
-ShardedTensor ConvNeXtImpl::forward_features(const ShardedTensor& x) {
+ShardedTensor ConvNeXtImpl::forward_features(const ShardedTensor& x) { return forward_stages(x).back(); }
+
+std::vector<ShardedTensor> ConvNeXtImpl::forward_stages(const ShardedTensor& x) {
   ShardedTensor y = stem->at<ShardedConv2dImpl>(0).forward(x);  // (B, C0, H/4, W/4/world)
   y = y.with(stem->at<LayerNorm2dImpl>(1).forward(y.local));
-  for (size_t i = 0; i < stages->size(); ++i) y = stages->at<ConvNeXtStageImpl>(i).forward(y);
-  return y;
+  std::vector<ShardedTensor> out;
+  for (size_t i = 0; i < stages->size(); ++i) out.push_back(y = stages->at<ConvNeXtStageImpl>(i).forward(y));
+  return out;
 }
 
 torch::Tensor ConvNeXtImpl::forward(const ShardedTensor& x) {
+  if (!head) throw std::logic_error("ConvNeXt built without a head: use forward_features or forward_stages");
   return head->forward(parallel::global_avg_pool(forward_features(x)));  // (B, classes)
 }
 

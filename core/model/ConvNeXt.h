@@ -32,11 +32,14 @@ TORCH_MODULE(ConvNeXtHead);
 
 class ConvNeXtImpl : public torch::nn::Module {
  public:
+  // num_classes 0: no classification head (a backbone for a detector).
   ConvNeXtImpl(const ConvNeXtVariant& variant, int64_t num_classes = 1000, int64_t in_chans = 3, double drop_path_rate = 0.0);
 
   // x: (B, 3, H, W/world) stripes; returns logits (B, classes), identical on every sp rank.
   torch::Tensor forward(const parallel::ShardedTensor& x);
   parallel::ShardedTensor forward_features(const parallel::ShardedTensor& x);  // (B, C4, H/32, W/32/world)
+  // Every stage's output: strides 4, 8, 16, 32 (for an FPN).
+  std::vector<parallel::ShardedTensor> forward_stages(const parallel::ShardedTensor& x);
 
   // Every layer that changes or reads across W, in order (for the pre-launch check).
   std::vector<parallel::LayerWindow> layer_windows() const;
@@ -59,7 +62,7 @@ class ConvNeXtImpl : public torch::nn::Module {
 
   torch::nn::ModuleList stem{nullptr};    // 0: conv 4x4/4, 1: LayerNorm2d
   torch::nn::ModuleList stages{nullptr};  // ConvNeXtStage x 4
-  ConvNeXtHead head{nullptr};
+  ConvNeXtHead head{nullptr};  // null when built with num_classes 0
 
  private:
   ConvNeXtVariant variant_;

@@ -188,6 +188,15 @@ void visit_fields(Config& c, V& v) {
   v.field("model.arch", c.model.arch, Any{});  // checked against the task below
   v.field("model.num_classes", c.model.num_classes, Range{1, 1'000'000});
   v.field("model.drop_path", c.model.drop_path, kUnitOpen);
+  v.field("model.dim", c.model.dim, Range{8, 4096});
+  v.section("loss");
+  v.field("loss.lc_cls", c.loss.lc_cls, kNonNegative);
+  v.field("loss.lc_bbox", c.loss.lc_bbox, kNonNegative);
+  v.field("loss.te_cls", c.loss.te_cls, kNonNegative);
+  v.field("loss.te_bbox", c.loss.te_bbox, kNonNegative);
+  v.field("loss.te_iou", c.loss.te_iou, kNonNegative);
+  v.field("loss.lclc", c.loss.lclc, kNonNegative);
+  v.field("loss.lcte", c.loss.lcte, kNonNegative);
   v.section("data");
   v.field("data.source", c.data.source, {"synthetic", "openlanev2"});
   v.field("data.root", c.data.root, Any{});

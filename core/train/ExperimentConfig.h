@@ -14,7 +14,14 @@ struct ModelConfig {
   std::string arch = "convnext_atto";
   int64_t num_classes = 10;
   double drop_path = 0.0;
+  int64_t dim = 128;  // openlanev2: feature width of the neck, BEV and heads (_dim_ of the baseline)
   bool operator==(const ModelConfig&) const = default;
+};
+
+// openlanev2: the seven loss weights (defaults: the OpenLane-V2 baseline config).
+struct LossConfig {
+  double lc_cls = 1.0, lc_bbox = 2.5, te_cls = 1.0, te_bbox = 2.5, te_iou = 1.0, lclc = 2.0, lcte = 2.0;
+  bool operator==(const LossConfig&) const = default;
 };
 
 struct DataConfig {
@@ -75,6 +82,7 @@ struct ExperimentConfig {
   std::string task = "convnext";  // convnext|openlanev2
   std::string run_dir;            // empty: runs/<name>-<timestamp> chosen by the launcher
   ModelConfig model;
+  LossConfig loss;
   DataConfig data;
   ParallelConfig parallel;
   OptimConfig optim;

@@ -24,6 +24,7 @@
 #include "parallel/ShardedTensor.h"
 #include "train/LossScaler.h"
 #include "train/LrSchedule.h"
+#include "train/OpenLaneTask.h"
 #include "train/Optimizer.h"
 #include "train/SyntheticTask.h"
 #include "util/Error.h"
@@ -41,7 +42,10 @@ double ms(clock_type::time_point a, clock_type::time_point b) {
 
 struct Trainer::State {
   torch::Device device{torch::kCPU};
-  model::ConvNeXt model{nullptr};
+  model::ConvNeXt model{nullptr};      // task convnext
+  std::unique_ptr<OpenLaneTask> ol;   // task openlanev2
+  model::ConvNeXt backbone{nullptr};  // the sharded part: model, or ol's img_backbone
+  torch::nn::Module* net = nullptr;   // what trains
   std::unique_ptr<Optimizer> optim;
   std::unique_ptr<parallel::GradSync> sync;
   std::unique_ptr<SyntheticTask> task;
@@ -54,7 +58,7 @@ struct Trainer::State {
 Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> mesh)
     : cfg_(cfg), mesh_(std::move(mesh)), s_(std::make_unique<State>()) {
   auto variant = model::find_convnext_variant(cfg_.model.arch);
-  if (!variant)
+  if (!variant && cfg_.task != "openlanev2")
     throw util::Error(fmt::format("model.arch '{}' is unknown", cfg_.model.arch),
                       "choose one of: " + model::convnext_variant_names());
   if (cfg_.parallel.device == "cuda") {
@@ -67,27 +71,39 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> me
 #endif
   }
   torch::manual_seed(cfg_.train.seed);  // identical initial weights on every rank
-  s_->model = model::ConvNeXt(*variant, cfg_.model.num_classes, 3, cfg_.model.drop_path);
-  s_->model->to(s_->device);
+  if (cfg_.task == "openlanev2") {
+    s_->ol = std::make_unique<OpenLaneTask>(cfg_, s_->device, *mesh_);
+    s_->backbone = s_->ol->net()->img_backbone;
+    s_->net = s_->ol->net().ptr().get();
+  } else {
+    s_->model = model::ConvNeXt(*variant, cfg_.model.num_classes, 3, cfg_.model.drop_path);
+    s_->model->to(s_->device);
+    s_->backbone = s_->model;
+    s_->net = s_->model.ptr().get();
+  }
   const bool ckpt = cfg_.parallel.strategy == "checkpoint" || cfg_.parallel.strategy == "tp+checkpoint";
   if (ckpt)
-    s_->model->set_checkpoint(cfg_.parallel.checkpoint_level == "stage" ? model::CheckpointLevel::Stage
-                                                                         : model::CheckpointLevel::Block);
-  parallel::check_shardable(s_->model->layer_windows(), cfg_.data.width, mesh_->shape().sp);
+    s_->backbone->set_checkpoint(cfg_.parallel.checkpoint_level == "stage" ? model::CheckpointLevel::Stage
+                                                                            : model::CheckpointLevel::Block);
+  parallel::check_shardable(s_->backbone->layer_windows(), cfg_.data.width, mesh_->shape().sp);
   auto params = named_parameters();
   s_->optim = std::make_unique<Optimizer>(params, OptimizerOptions{cfg_.optim.name, cfg_.optim.weight_decay,
                                                                    cfg_.optim.momentum, cfg_.optim.beta1,
                                                                    cfg_.optim.beta2, cfg_.optim.eps});
-  s_->sync = std::make_unique<parallel::GradSync>(params, model::ConvNeXtImpl::placement, mesh_);
-  s_->task = std::make_unique<SyntheticTask>(cfg_.data.views, cfg_.data.height, cfg_.data.width,
-                                             cfg_.model.num_classes, cfg_.train.seed);
+  if (s_->ol) {
+    s_->sync = std::make_unique<parallel::GradSync>(params, model::OpenLaneBaselineImpl::placement, mesh_);
+  } else {
+    s_->sync = std::make_unique<parallel::GradSync>(params, model::ConvNeXtImpl::placement, mesh_);
+    s_->task = std::make_unique<SyntheticTask>(cfg_.data.views, cfg_.data.height, cfg_.data.width,
+                                               cfg_.model.num_classes, cfg_.train.seed);
+  }
   s_->scaler = LossScaler(cfg_.train.precision == "fp16");
   if (cfg_.train.precision == "bf16") s_->autocast = at::kBFloat16;
   if (cfg_.train.precision == "fp16") s_->autocast = at::kHalf;
   const int64_t global_batch = cfg_.data.batch * cfg_.train.accumulation * mesh_->shape().dp;
   const double peak = cfg_.optim.scale_lr ? scaled_lr(cfg_.optim.lr, global_batch, cfg_.optim.base_batch) : cfg_.optim.lr;
   s_->schedule = LrSchedule{peak, cfg_.schedule.warmup_steps, cfg_.schedule.steps, cfg_.schedule.min_lr_ratio};
-  s_->model->train();
+  s_->net->train();
 }
 
 Trainer::~Trainer() = default;
@@ -96,7 +112,7 @@ int64_t Trainer::next_step() const { return s_->step; }
 
 std::vector<std::pair<std::string, at::Tensor>> Trainer::named_parameters() const {
   std::vector<std::pair<std::string, at::Tensor>> out;
-  for (auto& p : s_->model->named_parameters()) out.emplace_back(p.key(), p.value());
+  for (auto& p : s_->net->named_parameters()) out.emplace_back(p.key(), p.value());
   return out;
 }
 
@@ -113,32 +129,37 @@ StepResult Trainer::step() {
   MemoryTracker::reset_peak();
   r.memory_at_start = (s_->device.is_cuda() ? MemoryTracker::cuda(s_->device.index()) : MemoryTracker::cpu()).current;
   const auto dev_type = s_->device.type();
-  double loss_sum = 0;
+  std::map<std::string, double> loss_sum;  // per key, mean over micro-steps
   for (int m = 0; m < accum; ++m) {
     torch::manual_seed(cfg_.train.seed * 1000003ULL + static_cast<uint64_t>((s_->step * accum + m) * 4099) +
                        static_cast<uint64_t>(mesh_->dp_index()));
     const int64_t first = ((s_->step * accum + m) * mesh_->shape().dp + mesh_->dp_index()) * N;
-    SyntheticSample b = s_->task->batch(first, N);
-    at::Tensor images = b.images.view({N * V, 3, cfg_.data.height, cfg_.data.width}).to(s_->device);
     const auto t0 = clock_type::now();
-    at::Tensor loss;
+    std::map<std::string, at::Tensor> losses;
     {
       const bool ac = s_->autocast != at::kFloat;
       const bool prev = at::autocast::is_autocast_enabled(dev_type);
       at::autocast::set_autocast_enabled(dev_type, ac);
       if (ac) at::autocast::set_autocast_dtype(dev_type, s_->autocast);
-      parallel::ShardedTensor x = parallel::shard_evenly(images, mesh_->sp_ptr());  // (N*V, 3, H, W/sp)
-      at::Tensor logits = s_->model->forward(x).view({N, V, -1}).mean(1).to(at::kFloat);  // (N, classes)
-      loss = torch::cross_entropy_loss(logits, b.labels.to(s_->device));
+      if (s_->ol) {
+        losses = s_->ol->losses(first, N, mesh_->sp_ptr());
+      } else {
+        SyntheticSample b = s_->task->batch(first, N);
+        at::Tensor images = b.images.view({N * V, 3, cfg_.data.height, cfg_.data.width}).to(s_->device);
+        parallel::ShardedTensor x = parallel::shard_evenly(images, mesh_->sp_ptr());  // (N*V, 3, H, W/sp)
+        at::Tensor logits = s_->model->forward(x).view({N, V, -1}).mean(1).to(at::kFloat);  // (N, classes)
+        losses["loss"] = torch::cross_entropy_loss(logits, b.labels.to(s_->device));
+      }
       at::autocast::set_autocast_enabled(dev_type, prev);
       at::autocast::clear_cache();
     }
+    at::Tensor loss = losses.at("loss");
     const auto t1 = clock_type::now();
     (loss * (s_->scaler.scale() / accum)).backward();
     const auto t2 = clock_type::now();
     r.time.forward_ms += ms(t0, t1);
     r.time.backward_ms += ms(t1, t2);
-    loss_sum += loss.item<double>() / accum;
+    for (const auto& [key, value] : losses) loss_sum[key] += value.item<double>() / accum;
   }
   s_->sync->sync();
   const auto t_opt = clock_type::now();
@@ -149,7 +170,9 @@ StepResult Trainer::step() {
       if (s_->scaler.enabled()) p.mutable_grad().div_(s_->scaler.scale());
       sq += p.grad().to(at::kDouble).pow(2).sum().item<double>();
     }
-  at::Tensor flags = torch::tensor({std::isfinite(sq) ? 0.0 : 1.0, loss_sum}, torch::kFloat64);
+  std::vector<double> values{std::isfinite(sq) ? 0.0 : 1.0};
+  for (const auto& [key, value] : loss_sum) values.push_back(value);  // same key order on every rank
+  at::Tensor flags = torch::tensor(values, torch::kFloat64);
   mesh_->world().all_reduce_sum(flags);
   r.grad_norm = std::sqrt(sq);
   r.loss_scale = s_->scaler.scale();
@@ -164,7 +187,8 @@ StepResult Trainer::step() {
   }
   s_->optim->zero_grad();
   const auto t_end = clock_type::now();
-  r.losses["loss"] = flags[1].item<double>() / mesh_->world().size();
+  int64_t slot = 1;
+  for (const auto& [key, value] : loss_sum) r.losses[key] = flags[slot++].item<double>() / mesh_->world().size();
   r.time.optim_ms = ms(t_opt, t_end);
   r.time.comm_ms = (parallel::comm_wait_seconds() - comm0) * 1e3;
   r.time.total_ms = ms(t_start, t_end);
@@ -232,7 +256,7 @@ nlohmann::json Trainer::layout_event() const {
   const int64_t images = cfg_.data.batch * cfg_.data.views;
   const int64_t bytes_per = cfg_.train.precision == "fp32" ? 4 : 2;
   nlohmann::json layers = nlohmann::json::array();
-  for (const auto& l : s_->model->layout(cfg_.data.height, cfg_.data.width, sp)) {
+  for (const auto& l : s_->backbone->layout(cfg_.data.height, cfg_.data.width, sp)) {
     nlohmann::json ranks = nlohmann::json::array();
     for (int r = 0; r < sp; ++r) {
       const parallel::HaloPlan plan = parallel::make_halo_plan(l.in, l.window, r, l.name.c_str());

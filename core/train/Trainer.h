@@ -1,5 +1,5 @@
-// The training loop of one rank: multi-view ConvNeXt classification on a dp x sp mesh with
-// any memory strategy, accumulation, mixed precision, clipping and a schedule; checkpoints.
+// The training loop of one rank: multi-view ConvNeXt classification or the OpenLane-V2 baseline on
+// a dp x sp mesh with any memory strategy, accumulation, mixed precision, clipping, schedule; checkpoints.
 #pragma once
 
 #include <map>
@@ -23,7 +23,7 @@ struct StepTimings {
 
 struct StepResult {
   int64_t step = 0;                      // the step just taken (0-based)
-  std::map<std::string, double> losses;  // "loss" (mean over dp groups)
+  std::map<std::string, double> losses;  // "loss" and the task's terms (means over dp groups)
   double lr = 0, grad_norm = 0, loss_scale = 1;
   bool skipped = false;                  // non-finite gradients: no update (agreed by all ranks)
   StepTimings time;

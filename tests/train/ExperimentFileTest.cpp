@@ -56,7 +56,8 @@ TEST_P(ShippedExperiment, LoadsWithoutProblemsOrWarnings) {
   EXPECT_TRUE(warnings.empty()) << warnings.front();
   EXPECT_EQ(parse_experiment(to_json(c)).config, c);
 }
-INSTANTIATE_TEST_SUITE_P(Files, ShippedExperiment, ::testing::Values("quickstart.json", "convnext_xl_seed.json"),
+INSTANTIATE_TEST_SUITE_P(Files, ShippedExperiment,
+                         ::testing::Values("quickstart.json", "convnext_xl_seed.json", "openlanev2_baseline.json"),
                          [](const auto& info) { return info.param.substr(0, info.param.find('.')); });
 
 TEST(ShippedExperiments, QuickstartIsConvNeXtAttoOnTwoCpuRanks) {
@@ -73,6 +74,21 @@ TEST(ShippedExperiments, QuickstartIsConvNeXtAttoOnTwoCpuRanks) {
   EXPECT_LT(c.schedule.warmup_steps, c.schedule.steps);
   EXPECT_EQ(c.train.seed, 0u);
   EXPECT_EQ(c.world_size(), 2);
+}
+
+TEST(ShippedExperiments, OpenLaneV2BaselineHasTheBaselineWeights) {
+  const ExperimentConfig c = load_experiment(shipped("openlanev2_baseline.json"), {});
+  EXPECT_EQ(c.task, "openlanev2");
+  EXPECT_EQ(c.data.views, 7);  // subset_A
+  EXPECT_EQ(c.parallel.sp, 2);
+  EXPECT_EQ(c.parallel.device, "cpu");
+  EXPECT_EQ(c.data.width % (32 * c.parallel.sp), 0);  // FPN stripes line up
+  // plugin/mmdet3d/configs/baseline.py: loss weights, AdamW lr 1e-4 / wd 1e-4, max_norm 35.
+  EXPECT_EQ(c.loss, (LossConfig{1.0, 2.5, 1.0, 2.5, 1.0, 2.0, 2.0}));
+  EXPECT_EQ(c.optim.name, "adamw");
+  EXPECT_DOUBLE_EQ(c.optim.lr, 1e-4);
+  EXPECT_DOUBLE_EQ(c.optim.weight_decay, 1e-4);
+  EXPECT_DOUBLE_EQ(c.optim.grad_clip, 35.0);
 }
 
 TEST(ShippedExperiments, ConvNeXtXlSeedIsThePublishedTp4Setup) {

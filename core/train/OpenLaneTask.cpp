@@ -1,0 +1,123 @@
+// Model options from the experiment (backbone variant, model.dim, the loss.* weights); the
+// outputs go to float32 before the losses so mixed precision only touches the network.
+#include "train/OpenLaneTask.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "data/MultiViewLoader.h"
+#include "parallel/Mesh.h"
+#include "util/Error.h"
+
+namespace halo::train {
+
+namespace {
+
+model::OpenLaneBaselineOptions options(const ExperimentConfig& cfg) {
+  model::OpenLaneBaselineOptions o;
+  o.dim = cfg.model.dim;
+  o.ffn = 4 * cfg.model.dim;
+  if (o.dim % o.heads != 0)
+    throw util::Error(fmt::format("model.dim {} is not a multiple of the {} attention heads", o.dim, o.heads),
+                      "set model.dim to a multiple of 8 (the baseline uses 128)");
+  return o;
+}
+
+model::ConvNeXtVariant backbone(const ExperimentConfig& cfg) {
+  auto v = model::find_convnext_variant(cfg.model.arch);
+  if (!v)
+    throw util::Error(fmt::format("model.arch '{}' is not a ConvNeXt backbone the openlanev2 task can build", cfg.model.arch),
+                      "choose one of: " + model::convnext_variant_names());
+  if (cfg.data.height % 32 != 0 || cfg.data.width % (32 * cfg.parallel.sp) != 0)
+    throw util::Error(fmt::format("data.height {} / data.width {} do not tile the stride-32 map over sp = {}",
+                                  cfg.data.height, cfg.data.width, cfg.parallel.sp),
+                      fmt::format("use a height that is a multiple of 32 and a width that is a multiple of {}",
+                                  32 * cfg.parallel.sp));
+  return *v;
+}
+
+model::OpenLaneOutputs to_float(model::OpenLaneOutputs o) {
+  for (at::Tensor* t : {&o.lane_logits, &o.lane_control, &o.lane_points, &o.lane_embed, &o.te_logits, &o.te_boxes,
+                        &o.te_embed, &o.lclc_logits, &o.lcte_logits})
+    *t = t->to(torch::kFloat32);
+  return o;
+}
+
+// The pipeline's labels as the loss wants them: boxes to (cx, cy, w, h) over the front view's size.
+std::vector<model::OpenLaneTargets> targets_of(const data::FrameBatch& b) {
+  if (b.targets.size() != b.keys.size())
+    throw util::Error("the openlanev2 task trains on labelled frames, but " + (b.keys.empty() ? "" : b.keys[0]) +
+                          " has no annotation",
+                      "point data.root at a train or val split (test frames carry no labels)");
+  std::vector<model::OpenLaneTargets> out;
+  for (size_t i = 0; i < b.targets.size(); ++i) {
+    const data::FrameTargets& t = b.targets[i];
+    at::Tensor hw = b.image_hw[static_cast<int64_t>(i)][0].to(torch::kFloat32);  // front view (H, W)
+    at::Tensor scale = torch::stack({hw[1], hw[0], hw[1], hw[0]});
+    at::Tensor xy = t.te_boxes.to(torch::kFloat32);
+    at::Tensor cxcywh = torch::stack({(xy.select(1, 0) + xy.select(1, 2)) / 2, (xy.select(1, 1) + xy.select(1, 3)) / 2,
+                                      xy.select(1, 2) - xy.select(1, 0), xy.select(1, 3) - xy.select(1, 1)},
+                                     1);
+    out.push_back({t.lane_points, cxcywh / scale, t.te_attributes, t.topology_lclc, t.topology_lcte});
+  }
+  return out;
+}
+
+}  // namespace
+
+OpenLaneTask::~OpenLaneTask() = default;
+
+OpenLaneTask::OpenLaneTask(const ExperimentConfig& cfg, const c10::Device& device, const parallel::Mesh& mesh)
+    : loss_(model::OpenLaneLossWeights{cfg.loss.lc_cls, cfg.loss.lc_bbox, cfg.loss.te_cls, cfg.loss.te_bbox,
+                                       cfg.loss.te_iou, cfg.loss.lclc, cfg.loss.lcte},
+            options(cfg).bev),
+      data_(cfg.data.views, cfg.data.height, cfg.data.width, cfg.train.seed),
+      device_(device),
+      views_(cfg.data.views) {
+  model_ = model::OpenLaneBaseline(backbone(cfg), options(cfg));
+  model_->to(device_);
+  if (cfg.data.source == "openlanev2") {
+    data::LoaderOptions o;
+    o.root = cfg.data.root;
+    o.height = cfg.data.height;
+    o.width = cfg.data.width;
+    o.batch = cfg.data.batch;
+    o.workers = std::max(cfg.data.workers, 1);
+    o.seed = cfg.train.seed;
+    o.shard_index = mesh.dp_index();
+    o.shard_count = mesh.shape().dp;
+    part_ = parallel::even_partition(data::padded_size(o).second, mesh.shape().sp);
+    o.stripe_begin = part_.span(mesh.sp_index()).begin;
+    o.stripe_end = part_.span(mesh.sp_index()).end;
+    loader_ = std::make_unique<data::MultiViewLoader>(o);
+    loader_->start_epoch(epoch_);
+  }
+}
+
+std::map<std::string, at::Tensor> OpenLaneTask::losses(int64_t first, int64_t count,
+                                                       std::shared_ptr<parallel::Communicator> sp) {
+  if (loader_) {
+    std::optional<data::FrameBatch> b = loader_->next();
+    if (!b) {
+      loader_->start_epoch(++epoch_);
+      b = loader_->next();
+    }
+    if (!b)
+      throw util::Error("data.root yields no complete batch of " + std::to_string(count) + " frames",
+                        "lower data.batch or add frames (`halo data check` lists them)");
+    if (b->images.size(1) != views_)
+      throw util::Error(fmt::format("data.views is {} but the frames of data.root have {} cameras", views_,
+                                    b->images.size(1)),
+                        fmt::format("set data.views to {} (subset_A: 7, subset_B: 6)", b->images.size(1)));
+    parallel::ShardedTensor x{b->images.flatten(0, 1).to(device_), part_, std::move(sp)};  // (N*V, 3, H, W/sp)
+    model::OpenLaneOutputs out = model_->forward(x, b->lidar2img.to(device_), b->image_hw.to(device_));
+    return loss_(to_float(std::move(out)), targets_of(*b));
+  }
+  OpenLaneSample b = data_.batch(first, count);
+  at::Tensor images = b.images.flatten(0, 1).to(device_);  // (N*V, 3, H, W)
+  parallel::ShardedTensor x = parallel::shard_evenly(images, std::move(sp));
+  model::OpenLaneOutputs out = model_->forward(x, b.lidar2img.to(device_), b.image_hw.to(device_));
+  return loss_(to_float(std::move(out)), b.targets);
+}
+
+}  // namespace halo::train

@@ -1,0 +1,95 @@
+// The planner: the recommendation is the fastest setup that fits and changes as the budget
+// shrinks; widths that cannot shard are reported, not planned; sizes parse with units.
+#include <gtest/gtest.h>
+
+#include "memory/DeviceCapacity.h"
+#include "memory/StrategyPlanner.h"
+#include "util/Error.h"
+
+namespace halo::memory {
+namespace {
+
+train::ExperimentConfig tiny() {
+  train::ExperimentConfig c;
+  c.model.arch = "convnext_tiny";
+  c.data.views = 7;
+  c.data.height = 256;
+  c.data.width = 1024;
+  c.parallel.strategy = "none";
+  c.parallel.sp = 1;
+  return c;
+}
+
+TEST(StrategyPlanner, RecommendationFollowsTheBudget) {
+  const MachineRates rates = stored_rates(DeviceKind::Cpu);
+  const PlanResult roomy = plan_setups(tiny(), {4}, int64_t{64} << 30, rates);
+  ASSERT_TRUE(roomy.recommended);
+  std::vector<std::string> picks;
+  int64_t budget = roomy.rows[*roomy.recommended].peak;
+  for (int i = 0; i < 20; ++i) {
+    const PlanResult r = plan_setups(tiny(), {4}, budget, rates);
+    if (!r.recommended) break;
+    const PlanRow& best = r.rows[*r.recommended];
+    EXPECT_LE(best.reserved, budget);
+    for (const auto& row : r.rows)  // nothing that fits is faster than the pick
+      if (row.fits) EXPECT_GE(row.time_per_sample_s, best.time_per_sample_s - 1e-12) << row.label;
+    if (picks.empty() || picks.back() != best.label) picks.push_back(best.label);
+    budget = best.peak - 1;  // just below the pick: it no longer fits
+  }
+  EXPECT_GE(picks.size(), 3u) << "the pick should change at least twice as the budget shrinks";
+  EXPECT_FALSE(plan_setups(tiny(), {4}, 1 << 20, rates).recommended) << "nothing fits in 1 MiB";
+}
+
+TEST(StrategyPlanner, ShardingLowersThePeakAndCheckpointingCostsTime) {
+  const PlanResult r = plan_setups(tiny(), {1, 4}, int64_t{64} << 30, stored_rates(DeviceKind::Cpu));
+  auto find = [&](int devices, int sp, const std::string& level) {
+    for (const auto& row : r.rows)
+      if (row.devices == devices && row.sp == sp && row.checkpoint_level == level) return row;
+    throw std::runtime_error("missing row");
+  };
+  const PlanRow none = find(1, 1, "none"), ck = find(1, 1, "block"), tp4 = find(4, 4, "none");
+  EXPECT_LT(ck.activation_peak, none.activation_peak / 3);
+  EXPECT_GT(ck.relative_time, none.relative_time);
+  EXPECT_NEAR(static_cast<double>(tp4.activation_peak) / static_cast<double>(none.activation_peak), 0.25, 0.03);
+  EXPECT_DOUBLE_EQ(none.relative_time, 1.0);
+}
+
+TEST(StrategyPlanner, WidthThatCannotShardIsReported) {
+  train::ExperimentConfig c = tiny();
+  c.data.width = 992;  // 31 columns in stage 3: one rank, not two
+  const PlanResult r = plan_setups(c, {1, 2}, int64_t{64} << 30, stored_rates(DeviceKind::Cpu));
+  bool reported = false;
+  for (const auto& row : r.rows)
+    if (row.sp == 2) {
+      EXPECT_FALSE(row.fits);
+      reported = reported || row.problem.find("992") != std::string::npos;
+    }
+  EXPECT_TRUE(reported);
+}
+
+TEST(StrategyPlanner, LauncherWarnsOnlyWhenTheRunWouldNotFit) {
+  train::ExperimentConfig huge = tiny();
+  huge.model.arch = "convnext_xlarge";
+  huge.data.height = 2048;
+  huge.data.width = 8192;  // terabytes of activations: no CPU host has them
+  const auto w = fit_warning(huge);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NE(w->find("does not fit"), std::string::npos) << *w;
+  train::ExperimentConfig small = tiny();
+  small.model.arch = "convnext_test";
+  small.data.height = 32;
+  small.data.width = 64;
+  EXPECT_FALSE(fit_warning(small).has_value());
+}
+
+TEST(StrategyPlanner, ParsesSizes) {
+  EXPECT_EQ(parse_bytes("24GiB"), int64_t{24} << 30);
+  EXPECT_EQ(parse_bytes("80 GB"), int64_t{80'000'000'000});
+  EXPECT_EQ(parse_bytes("512MiB"), int64_t{512} << 20);
+  EXPECT_EQ(parse_bytes("1.5g"), int64_t{3} << 29);
+  EXPECT_THROW(parse_bytes("lots"), util::Error);
+  EXPECT_THROW(parse_bytes("-1GiB"), util::Error);
+}
+
+}  // namespace
+}  // namespace halo::memory
