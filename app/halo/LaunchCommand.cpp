@@ -12,17 +12,27 @@ void add_launch_commands(CLI::App& app) {
   auto o = std::make_shared<launch::LaunchOptions>();
   auto* l = app.add_subcommand("launch", "Start a training run from an experiment file (or resume one)");
   l->add_option("experiment", o->experiment, "EXPERIMENT.json (see experiments/)");
-  l->add_option("--nproc", o->nproc, "number of ranks (must equal parallel.sp x parallel.dp)");
+  auto flags = std::make_shared<launch::NodeFlags>();
+  l->add_option("--nproc", o->nproc, "ranks on this node (default: parallel.sp x parallel.dp / nnodes)")
+      ->check(CLI::PositiveNumber);
+  l->add_option("--nnodes", flags->nnodes, "number of nodes, one `halo launch` each (default: $NNODES, $SLURM_NNODES, 1)")
+      ->check(CLI::Range(1, 1 << 16));
+  l->add_option("--node-rank", flags->node_rank, "this node's index in [0, nnodes) (default: $NODE_RANK, $SLURM_NODEID)")
+      ->check(CLI::NonNegativeNumber);
+  l->add_option("--master-addr", flags->master_addr,
+                "node 0's address, multi-node only (default: $MASTER_ADDR, else the first host of $SLURM_JOB_NODELIST)");
   l->add_option("--set", o->overrides, "override a field: --set optim.lr=3e-4 (repeatable)");
   l->add_option("--resume", o->resume_dir, "continue the run in RUN_DIR from its latest checkpoint");
   l->add_option("--runs", o->runs_root, "folder for new run folders")->capture_default_str();
-  l->add_option("--port", o->port, "rendezvous port on 127.0.0.1 (default: $MASTER_PORT, else a free one; a taken port is replaced by a free one)")
-      ->envname("MASTER_PORT");
+  l->add_option("--master-port,--port", flags->master_port,
+                "rendezvous port (default: $MASTER_PORT, else a free one, or 29500 when multi-node; on one node a taken "
+                "port is replaced by a free one)");
   l->add_flag("!--no-progress", o->progress, "no progress line");
   l->add_option("--db", o->db_path, "run history file (default: $HALO_DB, else ~/.local/share/halo/history.db)");
-  l->callback([o]() {
+  l->callback([o, flags]() {
     if (o->experiment.empty() == o->resume_dir.empty())
       throw CLI::ValidationError("halo launch", "give either EXPERIMENT.json or --resume RUN_DIR");
+    o->nodes = launch::resolve_node_placement(*flags, launch::process_environment());
     launch::LaunchResult r = launch::run_launch(*o);
     if (r.exit_code != 0) {
       std::fprintf(stderr, "halo: run %s failed: %s\n", r.run_dir.c_str(), r.failure.c_str());

@@ -56,19 +56,33 @@ std::optional<std::string> latest_checkpoint(const fs::path& run_dir) {
   return best;
 }
 
-// Everything about the experiment that must hold before any process starts.
-void check_before_launch(train::ExperimentConfig& cfg, int nproc) {
-  if (nproc > 0 && nproc != cfg.world_size())
+// Everything about the experiment that must hold before any process starts; returns the
+// number of ranks on this node.
+int check_before_launch(train::ExperimentConfig& cfg, int nproc, const NodePlacement& nodes) {
+  const int world = cfg.world_size();
+  if (!nodes.multi_node() && nproc > 0 && nproc != world)
     throw util::Error(fmt::format("--nproc {} does not match parallel.sp x parallel.dp = {} x {} = {}", nproc,
-                                  cfg.parallel.sp, cfg.parallel.dp, cfg.world_size()),
+                                  cfg.parallel.sp, cfg.parallel.dp, world),
                       fmt::format("drop --nproc, or use --set parallel.sp={}", nproc / std::max(1, cfg.parallel.dp)));
+  if (nodes.multi_node() && nproc == 0 && world % nodes.nnodes != 0)
+    throw util::Error(fmt::format("parallel.sp x parallel.dp = {} x {} = {} ranks do not split evenly over {} nodes",
+                                  cfg.parallel.sp, cfg.parallel.dp, world, nodes.nnodes),
+                      "change parallel.dp (or sp) so that sp x dp is a multiple of --nnodes");
+  if (nodes.multi_node() && nproc > 0 && nproc * nodes.nnodes != world)
+    throw util::Error(fmt::format("--nnodes {} x --nproc {} = {} ranks, but parallel.sp x parallel.dp = {} x {} = {}",
+                                  nodes.nnodes, nproc, nodes.nnodes * nproc, cfg.parallel.sp, cfg.parallel.dp, world),
+                      fmt::format("drop --nproc (then sp x dp / nnodes ranks run per node), or use --set parallel.dp={}",
+                                  nodes.nnodes * nproc / std::max(1, cfg.parallel.sp)));
   auto variant = model::find_convnext_variant(cfg.model.arch);
   if (variant) parallel::check_shardable(model::ConvNeXtImpl::layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
+  return nodes.multi_node() && nproc == 0 ? world / nodes.nnodes : (nproc > 0 ? nproc : world);
 }
 
 // The rendezvous store on 127.0.0.1: at `wanted` when given and free, else on a free port.
-std::unique_ptr<parallel::LocalStoreServer> start_store(uint16_t wanted, int world) {
+// Node 0 of a multi-node run: on every interface, at exactly `wanted` (the other nodes use it).
+std::unique_ptr<parallel::LocalStoreServer> start_store(uint16_t wanted, int world, bool multi_node) {
   const auto timeout = std::chrono::seconds(300);
+  if (multi_node) return std::make_unique<parallel::LocalStoreServer>(wanted, world, timeout, /*all_interfaces=*/true);
   if (wanted == 0) return std::make_unique<parallel::LocalStoreServer>(0, world, timeout);
   try {
     return std::make_unique<parallel::LocalStoreServer>(wanted, world, timeout);
@@ -77,6 +91,23 @@ std::unique_ptr<parallel::LocalStoreServer> start_store(uint16_t wanted, int wor
     std::fprintf(stderr, "halo: rendezvous port %u is taken (%s); using port %u instead\n", wanted, e.problem().c_str(),
                  server->port());
     return server;
+  }
+}
+
+// Node R > 0: a client of node 0's store, so an unreachable node 0 is reported before any rank starts.
+std::shared_ptr<c10d::Store> reach_store(const NodePlacement& nodes, int world, int first_rank) {
+  parallel::WorldInfo w;
+  w.rank = first_rank;
+  w.world_size = world;
+  w.master_addr = nodes.master_addr;
+  w.master_port = nodes.master_port;
+  w.agent_hosts_store = true;  // never host: node 0's launcher does
+  try {
+    return parallel::connect_store(w, std::chrono::seconds(300));
+  } catch (const util::Error& e) {
+    throw util::Error(fmt::format("node {} of {}: {}", nodes.node_rank, nodes.nnodes, e.problem()),
+                      "start node 0's `halo launch` too, with the same --master-addr/--master-port; check that "
+                      "the port is open in node 0's firewall");
   }
 }
 
@@ -113,11 +144,15 @@ LaunchResult run_launch(const LaunchOptions& o) {
     for (const auto& w : warnings) std::fprintf(stderr, "halo: warning: %s\n", w.c_str());
     run_dir = cfg.run_dir.empty() ? fs::path(o.runs_root) / fmt::format("{}-{}", cfg.name, timestamp()) : fs::path(cfg.run_dir);
   }
-  check_before_launch(cfg, o.nproc);
+  const NodePlacement& nodes = o.nodes;
+  const int nlocal = check_before_launch(cfg, o.nproc, nodes);
   if (auto w = memory::fit_warning(cfg, o.resume_dir.empty() ? o.experiment : (run_dir / "config.json").string()))
     std::fprintf(stderr, "halo: warning: %s\n", w->c_str());
-  // Run history: the launcher is its only writer (a foreign --db is refused before anything is written).
-  store::HistoryDb history(store::HistoryDb::resolve_path(o.db_path), store::HistoryDb::Mode::Write);
+  const int first_rank = nodes.node_rank * nlocal;
+  if (nodes.node_rank > 0) run_dir /= fmt::format("node{}", nodes.node_rank);
+  // Run history: node 0's launcher is its only writer (a foreign --db is refused before anything is written).
+  std::optional<store::HistoryDb> history;
+  if (nodes.node_rank == 0) history.emplace(store::HistoryDb::resolve_path(o.db_path), store::HistoryDb::Mode::Write);
   fs::create_directories(run_dir);
   res.run_dir = run_dir.string();
   // One launcher per run folder.
@@ -132,10 +167,14 @@ LaunchResult run_launch(const LaunchOptions& o) {
   {
     std::ofstream(run_dir / "config.json") << train::to_json(cfg).dump(2) << "\n";
   }
-  const int64_t run_id = history.begin_run(train::to_json(cfg), run_dir.string());
+  const int64_t run_id = history ? history->begin_run(train::to_json(cfg), run_dir.string()) : 0;
 
   const int world = cfg.world_size();
-  const auto server = start_store(o.port, world);
+  std::unique_ptr<parallel::LocalStoreServer> server;
+  std::shared_ptr<c10d::Store> client;  // node R > 0: node 0's store must be reachable before ranks start
+  if (nodes.node_rank == 0) server = start_store(nodes.master_port, world, nodes.multi_node());
+  else client = reach_store(nodes, world, first_rank);
+  const uint16_t port = server ? server->port() : nodes.master_port;
   std::vector<std::string> args{"worker", "--run-dir", run_dir.string()};
   if (!resume_from.empty()) args.insert(args.end(), {"--resume", resume_from});
   RankSpawner ranks(self_executable(), args,
@@ -144,15 +183,19 @@ LaunchResult run_launch(const LaunchOptions& o) {
                     run_dir.string(), /*capture_stdout=*/true);
   g_interrupted = 0;
   auto old_handler = std::signal(SIGINT, on_sigint);
-  ranks.start(world, server->port());
+  ranks.start_node(world, port, nodes.multi_node() ? nodes.master_addr : "127.0.0.1", first_rank, nlocal);
+  if (nodes.multi_node())
+    std::fprintf(stderr, "halo: node %d of %d: ranks %d..%d, store %s:%u%s\n", nodes.node_rank, nodes.nnodes, first_rank,
+                 first_rank + nlocal - 1, nodes.master_addr.c_str(), port,
+                 nodes.node_rank == 0 ? " (hosted here, listening on all interfaces)" : "");
   std::fprintf(stderr, "halo: run %s: %d rank(s), %s, %s, sp=%d dp=%d%s\n", run_dir.c_str(), world,
                cfg.model.arch.c_str(), cfg.parallel.strategy.c_str(), cfg.parallel.sp, cfg.parallel.dp,
                resume_from.empty() ? "" : (" resuming from " + resume_from).c_str());
 
   std::ofstream events(run_dir / "events.jsonl", std::ios::app);
-  std::vector<std::string> partial(static_cast<size_t>(world));
-  std::vector<bool> open(static_cast<size_t>(world), true);
-  int running = world;
+  std::vector<std::string> partial(static_cast<size_t>(nlocal));
+  std::vector<bool> open(static_cast<size_t>(nlocal), true);
+  int running = nlocal;
   std::optional<clock_type::time_point> kill_at;
   std::string failure;
   const auto t0 = clock_type::now();
@@ -165,12 +208,12 @@ LaunchResult run_launch(const LaunchOptions& o) {
     j["time"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     events << j.dump() << "\n";
     events.flush();
-    history.record_event(run_id, rank, j);
+    if (history) history->record_event(run_id, rank, j);
     const std::string ev = j.value("event", "");
     if (ev == "error" && failure.empty())
       failure = fmt::format("rank {}: {}{}", rank, j.value("message", ""),
                             j.value("hint", "").empty() ? "" : "\n  hint: " + j.value("hint", ""));
-    if (ev == "step" && rank == 0) {
+    if (ev == "step" && rank == first_rank) {
       const int64_t step = j["step"].get<int64_t>();
       if (first_step < 0) first_step = step;
       res.steps = step + 1;
@@ -189,7 +232,7 @@ LaunchResult run_launch(const LaunchOptions& o) {
   while (running > 0) {
     std::vector<pollfd> fds;
     std::vector<int> who;
-    for (int r = 0; r < world; ++r)
+    for (int r = 0; r < nlocal; ++r)
       if (open[static_cast<size_t>(r)]) {
         fds.push_back({ranks.stdout_fd(r), POLLIN, 0});
         who.push_back(r);
@@ -203,20 +246,20 @@ LaunchResult run_launch(const LaunchOptions& o) {
       auto& acc = partial[static_cast<size_t>(who[i])];
       if (n <= 0) {
         open[static_cast<size_t>(who[i])] = false;
-        if (!acc.empty()) handle_line(who[i], acc), acc.clear();
+        if (!acc.empty()) handle_line(first_rank + who[i], acc), acc.clear();
         continue;
       }
       acc.append(buf, static_cast<size_t>(n));
       for (size_t nl; (nl = acc.find('\n')) != std::string::npos;) {
-        handle_line(who[i], acc.substr(0, nl));
+        handle_line(first_rank + who[i], acc.substr(0, nl));
         acc.erase(0, nl + 1);
       }
     }
     for (const RankExit& e : ranks.poll_exits()) {
       --running;
       if (e.code != 0 && !kill_at) {
-        if (failure.empty()) failure = fmt::format("rank {} exited with code {}", e.rank, e.code);
-        failure += fmt::format("\n  rank {} log ({}):\n{}", e.rank, e.log_path, ranks.log_tail(e.rank, 15));
+        if (failure.empty()) failure = fmt::format("rank {} exited with code {}", first_rank + e.rank, e.code);
+        failure += fmt::format("\n  rank {} log ({}):\n{}", first_rank + e.rank, e.log_path, ranks.log_tail(e.rank, 15));
         ranks.kill_all(SIGTERM);
         kill_at = clock_type::now() + std::chrono::seconds(o.kill_grace_s);
       }
@@ -227,16 +270,17 @@ LaunchResult run_launch(const LaunchOptions& o) {
       kill_at = clock_type::now() + std::chrono::seconds(o.kill_grace_s);
     }
     if (kill_at && clock_type::now() > *kill_at) ranks.kill_all(SIGKILL);
-    history.tick();
+    if (history) history->tick();
   }
   std::signal(SIGINT, old_handler);
   if (o.progress && tty) std::fprintf(stderr, "\n");
   res.failure = failure;
   res.exit_code = failure.empty() ? 0 : (g_interrupted ? 130 : 1);
-  history.finish_run(run_id,
-                     failure.empty() ? store::RunStatus::Finished
-                                     : (g_interrupted ? store::RunStatus::Killed : store::RunStatus::Failed),
-                     failure);
+  if (history)
+    history->finish_run(run_id,
+                        failure.empty() ? store::RunStatus::Finished
+                                        : (g_interrupted ? store::RunStatus::Killed : store::RunStatus::Failed),
+                        failure);
   return res;
 }
 

@@ -6,17 +6,22 @@
 #include <string>
 #include <vector>
 
+#include "launch/NodePlacement.h"
+
 namespace halo::launch {
 
 struct LaunchOptions {
   std::string experiment;              // EXPERIMENT.json (unless resuming)
   std::vector<std::string> overrides;  // --set key=value
-  int nproc = 0;                       // 0: sp x dp from the experiment
+  int nproc = 0;                       // ranks on this node; 0: sp x dp / nnodes from the experiment
   std::string resume_dir;              // --resume RUN_DIR
   std::string runs_root = "runs";
   bool progress = true;
   int kill_grace_s = 5;
-  uint16_t port = 0;  // rendezvous port (--port / MASTER_PORT); 0 or taken: a free one is chosen
+  // nodes.master_port is the rendezvous port; on one node, 0 or taken: a free one is chosen.
+  // Node 0 hosts the store (all interfaces when multi-node); node R > 0 records its ranks in
+  // <run folder>/node<R> and writes no run history (node 0's is the run's record).
+  NodePlacement nodes;
   std::string db_path;  // run history (--db); empty: $HALO_DB or the default history file
 };
 

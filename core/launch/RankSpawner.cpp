@@ -46,17 +46,19 @@ RankSpawner::~RankSpawner() {
     if (fd >= 0) ::close(fd);
 }
 
-void RankSpawner::start(int world_size, uint16_t master_port) {
-  for (int r = 0; r < world_size; ++r) {
+void RankSpawner::start_node(int world_size, uint16_t master_port, const std::string& master_addr, int first_rank,
+                             int count) {
+  first_rank_ = first_rank;
+  for (int r = 0; r < count; ++r) {
     std::map<std::string, std::string> env;
     for (char** e = environ; *e; ++e) {
       const char* eq = std::strchr(*e, '=');
       if (eq) env[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
     }
     for (const auto& [k, v] : env_) env[k] = v;
-    env["MASTER_ADDR"] = "127.0.0.1";
+    env["MASTER_ADDR"] = master_addr;
     env["MASTER_PORT"] = std::to_string(master_port);
-    env["RANK"] = std::to_string(r);
+    env["RANK"] = std::to_string(first_rank + r);
     env["WORLD_SIZE"] = std::to_string(world_size);
     env["LOCAL_RANK"] = std::to_string(r);
     std::vector<std::string> env_strings;
@@ -70,7 +72,7 @@ void RankSpawner::start(int world_size, uint16_t master_port) {
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
 
-    const std::string log = fmt::format("{}/rank{}.log", log_dir_, r);
+    const std::string log = fmt::format("{}/rank{}.log", log_dir_, first_rank + r);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     int pipe_fds[2] = {-1, -1};
@@ -92,7 +94,7 @@ void RankSpawner::start(int world_size, uint16_t master_port) {
     }
     if (rc != 0) {
       kill_all(SIGKILL);
-      throw util::Error(fmt::format("cannot start rank {} ({}): {}", r, exe_, std::strerror(rc)));
+      throw util::Error(fmt::format("cannot start rank {} ({}): {}", first_rank + r, exe_, std::strerror(rc)));
     }
     pids_.push_back(pid);
   }
@@ -138,7 +140,7 @@ std::vector<RankExit> RankSpawner::poll_exits() {
     if (::waitpid(pids_[r], &status, WNOHANG) != pids_[r]) continue;
     RankExit e;
     e.rank = static_cast<int>(r);
-    e.log_path = fmt::format("{}/rank{}.log", log_dir_, r);
+    e.log_path = fmt::format("{}/rank{}.log", log_dir_, first_rank_ + static_cast<int>(r));
     e.signaled = WIFSIGNALED(status);
     e.code = e.signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
     pids_[r] = -1;
@@ -148,7 +150,7 @@ std::vector<RankExit> RankSpawner::poll_exits() {
 }
 
 std::string RankSpawner::log_tail(int rank, int lines) const {
-  std::ifstream in(fmt::format("{}/rank{}.log", log_dir_, rank));
+  std::ifstream in(fmt::format("{}/rank{}.log", log_dir_, first_rank_ + rank));
   std::deque<std::string> tail;
   for (std::string line; std::getline(in, line);) {
     tail.push_back(line);

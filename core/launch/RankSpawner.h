@@ -32,7 +32,11 @@ class RankSpawner {
   ~RankSpawner();  // kills whatever still runs
 
   // MASTER_ADDR=127.0.0.1, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK per rank.
-  void start(int world_size, uint16_t master_port);
+  void start(int world_size, uint16_t master_port) { start_node(world_size, master_port, "127.0.0.1", 0, world_size); }
+  // One node's share of a run: local ranks 0..count-1 are global ranks first_rank + k
+  // (LOCAL_RANK=k); their logs are rank<global>.log. Indices below (stdout_fd, pid,
+  // RankExit::rank, log_tail) are local.
+  void start_node(int world_size, uint16_t master_port, const std::string& master_addr, int first_rank, int count);
   // Waits for all; if one fails, the rest get SIGTERM, then SIGKILL after `grace`.
   // Returns every rank's exit. Throws util::Error when `timeout` passes.
   std::vector<RankExit> wait_all(std::chrono::seconds timeout, std::chrono::seconds grace = std::chrono::seconds(5));
@@ -48,6 +52,7 @@ class RankSpawner {
   std::vector<pid_t> pids_;
   std::vector<int> out_fds_;
   bool capture_ = false;
+  int first_rank_ = 0;
 };
 
 // Path of the running executable (/proc/self/exe).

@@ -1,5 +1,5 @@
-// Rendezvous through c10d's TCPStore. For local runs the listening socket is bound to
-// 127.0.0.1 here and handed to TCPStore (masterListenFd), so nothing listens on other interfaces.
+// Rendezvous through c10d's TCPStore. The listening socket is bound here (127.0.0.1 for local
+// runs, so nothing listens on other interfaces) and handed to TCPStore (masterListenFd).
 #include "parallel/Rendezvous.h"
 
 #include <arpa/inet.h>
@@ -38,8 +38,8 @@ long env_int(const char* name, long lo, long hi, long fallback) {
   return x;
 }
 
-// A TCP socket bound to 127.0.0.1:port and listening; returns fd and the port chosen.
-std::pair<int, uint16_t> listen_loopback(uint16_t port) {
+// A TCP socket bound to 127.0.0.1:port (or every interface) and listening; returns fd and the port chosen.
+std::pair<int, uint16_t> listen_on(uint16_t port, bool all_interfaces = false) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw util::Error(fmt::format("cannot create the rendezvous socket: {}", std::strerror(errno)));
   // Like TCPStore's own socket: a port whose previous owner just exited (TIME_WAIT) is reusable.
@@ -48,12 +48,14 @@ std::pair<int, uint16_t> listen_loopback(uint16_t port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_addr.s_addr = htonl(all_interfaces ? INADDR_ANY : INADDR_LOOPBACK);
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 128) != 0) {
     const std::string why = std::strerror(errno);
     ::close(fd);
-    throw util::Error(fmt::format("cannot listen on 127.0.0.1:{} for the rendezvous: {}", port, why),
-                      "pick another MASTER_PORT, or leave it unset so a free port is chosen");
+    throw util::Error(fmt::format("cannot listen on {}:{} for the rendezvous: {}", all_interfaces ? "0.0.0.0" : "127.0.0.1",
+                                  port, why),
+                      all_interfaces ? "pick another --master-port (MASTER_PORT) free on node 0, the same on every node"
+                                     : "pick another MASTER_PORT, or leave it unset so a free port is chosen");
   }
   socklen_t len = sizeof addr;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
@@ -93,7 +95,7 @@ std::shared_ptr<c10d::Store> connect_store(const WorldInfo& world, std::chrono::
   c10d::TCPStoreOptions o = client_options(world.master_port, world.world_size, timeout);
   if (world.rank == 0 && !world.agent_hosts_store) {
     o.isServer = true;
-    if (world.is_loopback()) o.masterListenFd = listen_loopback(world.master_port).first;
+    if (world.is_loopback()) o.masterListenFd = listen_on(world.master_port).first;
   }
   try {
     auto store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, o);
@@ -107,8 +109,9 @@ std::shared_ptr<c10d::Store> connect_store(const WorldInfo& world, std::chrono::
   }
 }
 
-LocalStoreServer::LocalStoreServer(uint16_t port, int world_size, std::chrono::milliseconds timeout) {
-  auto [fd, chosen] = listen_loopback(port);
+LocalStoreServer::LocalStoreServer(uint16_t port, int world_size, std::chrono::milliseconds timeout,
+                                   bool all_interfaces) {
+  auto [fd, chosen] = listen_on(port, all_interfaces);
   port_ = chosen;
   c10d::TCPStoreOptions o = client_options(chosen, world_size, timeout);
   o.isServer = true;

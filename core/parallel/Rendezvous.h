@@ -32,11 +32,13 @@ std::optional<WorldInfo> world_from_env();
 // Connects to (or, for rank 0 without an agent, hosts) the store. Ref-counted handle.
 std::shared_ptr<c10d::Store> connect_store(const WorldInfo& world, std::chrono::milliseconds timeout);
 
-// A store server on 127.0.0.1 at `port` (0: any free port) for a local launcher; the ranks
-// it starts connect as clients. port() tells the port chosen.
+// A store server at `port` (0: any free port) for a launcher; the ranks connect as clients.
+// It listens on 127.0.0.1 only, unless all_interfaces (node 0 of a multi-node run, whose
+// other nodes must reach it). port() tells the port chosen.
 class LocalStoreServer {
  public:
-  explicit LocalStoreServer(uint16_t port, int world_size, std::chrono::milliseconds timeout);
+  explicit LocalStoreServer(uint16_t port, int world_size, std::chrono::milliseconds timeout,
+                            bool all_interfaces = false);
   ~LocalStoreServer();
   LocalStoreServer(const LocalStoreServer&) = delete;
   LocalStoreServer& operator=(const LocalStoreServer&) = delete;

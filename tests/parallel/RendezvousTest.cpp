@@ -1,6 +1,6 @@
-// Rendezvous security: the store of a local run listens on 127.0.0.1 only (checked in
-// /proc/net/tcp and by connecting through the machine's other addresses); malformed
-// torchrun variables are errors naming the variable.
+// Rendezvous security: a local run's store listens on 127.0.0.1 only (checked in /proc/net/tcp
+// and by connecting through the machine's other addresses), a multi-node run's node 0 store on
+// every interface; malformed torchrun variables are errors naming the variable.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -65,6 +65,21 @@ TEST(Rendezvous, LauncherStoreListensOnLoopbackOnly) {
   EXPECT_EQ(connect_errno(in_addr{htonl(INADDR_LOOPBACK)}, server.port()), 0);
   for (const in_addr a : other_addresses())
     EXPECT_EQ(connect_errno(a, server.port()), ECONNREFUSED) << "reachable through " << ::inet_ntoa(a);
+}
+
+// Node 0 of a multi-node run is the one store that listens on every interface.
+TEST(Rendezvous, MultiNodeStoreListensOnAllInterfaces) {
+  LocalStoreServer server(0, 2, 5s, /*all_interfaces=*/true);
+  ASSERT_NE(server.port(), 0);
+  int found = 0;
+  for (const auto& [addr, p] : testing::listening_sockets())
+    if (p == server.port()) {
+      ++found;
+      EXPECT_EQ(addr, 0u) << "not bound to 0.0.0.0";
+    }
+  EXPECT_EQ(found, 1);
+  EXPECT_EQ(connect_errno(in_addr{htonl(INADDR_LOOPBACK)}, server.port()), 0);
+  for (const in_addr a : other_addresses()) EXPECT_EQ(connect_errno(a, server.port()), 0) << ::inet_ntoa(a);
 }
 
 TEST(Rendezvous, RankZeroHostedStoreListensOnLoopbackOnly) {
