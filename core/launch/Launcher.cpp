@@ -150,12 +150,12 @@ LaunchResult run_launch(const LaunchOptions& o) {
     std::fprintf(stderr, "halo: warning: %s\n", w->c_str());
   const int first_rank = nodes.node_rank * nlocal;
   if (nodes.node_rank > 0) run_dir /= fmt::format("node{}", nodes.node_rank);
-  // Run history: node 0's launcher is its only writer (a foreign --db is refused before anything is written).
-  std::optional<store::HistoryDb> history;
-  if (nodes.node_rank == 0) history.emplace(store::HistoryDb::resolve_path(o.db_path), store::HistoryDb::Mode::Write);
+  const std::string db_path = store::HistoryDb::resolve_path(o.db_path);
+  if (nodes.node_rank == 0) store::HistoryDb::check_file(db_path, store::HistoryDb::Mode::Write);  // before the folder exists
   fs::create_directories(run_dir);
   res.run_dir = run_dir.string();
-  // One launcher per run folder.
+  // One launcher per run folder: the lock comes first, so a second launcher is refused for
+  // that reason and never touches the history.
   const int lock_fd = ::open((run_dir / ".launcher.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0)
     throw util::Error(fmt::format("another launcher is using run folder {}", run_dir.string()),
@@ -164,6 +164,9 @@ LaunchResult run_launch(const LaunchOptions& o) {
     int fd;
     ~LockGuard() { ::close(fd); }
   } lock_guard{lock_fd};
+  // Run history, opened once the folder is ours: node 0's launcher is its only writer.
+  std::optional<store::HistoryDb> history;
+  if (nodes.node_rank == 0) history.emplace(db_path, store::HistoryDb::Mode::Write);
   {
     std::ofstream(run_dir / "config.json") << train::to_json(cfg).dump(2) << "\n";
   }

@@ -51,7 +51,7 @@ std::string HistoryDb::resolve_path(const std::string& given) {
 }
 
 HistoryDb::HistoryDb(const std::string& path, Mode mode) : path_(path), mode_(mode) {
-  check_is_halo();
+  check_file(path, mode);
   if (mode == Mode::Write) {
     if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
     db_ = std::make_unique<SqliteDb>(path, /*read_only=*/false, /*create=*/true);
@@ -82,31 +82,31 @@ HistoryDb::~HistoryDb() {
   }
 }
 
-void HistoryDb::check_is_halo() {
+void HistoryDb::check_file(const std::string& path, Mode mode) {
   std::error_code ec;
-  const bool exists = fs::exists(path_, ec);
-  if (!exists || (fs::is_regular_file(path_, ec) && fs::file_size(path_, ec) == 0)) {
-    if (mode_ == Mode::Write) return;
-    throw util::Error(fmt::format("no run history at {}", path_),
+  const bool exists = fs::exists(path, ec);
+  if (!exists || (fs::is_regular_file(path, ec) && fs::file_size(path, ec) == 0)) {
+    if (mode == Mode::Write) return;
+    throw util::Error(fmt::format("no run history at {}", path),
                       "runs are recorded by `halo launch`; or point --db / HALO_DB at a history file");
   }
-  if (!fs::is_regular_file(path_, ec))
-    throw util::Error(fmt::format("history database {} is not a regular file", path_), "give --db a file path");
+  if (!fs::is_regular_file(path, ec))
+    throw util::Error(fmt::format("history database {} is not a regular file", path), "give --db a file path");
   char head[16] = {0};
-  std::ifstream(path_, std::ios::binary).read(head, sizeof head);
+  std::ifstream(path, std::ios::binary).read(head, sizeof head);
   if (std::memcmp(head, "SQLite format 3", 16) != 0)
     throw util::Error(fmt::format("{} is not a SQLite database (corrupt or another kind of file); refusing to use it "
                                   "as Halo's run history, and leaving it untouched",
-                                  path_),
+                                  path),
                       "give --db (or HALO_DB) a Halo history file or a new path");
   int64_t app = 0, version = 0, objects = 0;
   try {
-    SqliteDb ro(path_, /*read_only=*/true, false);
+    SqliteDb ro(path, /*read_only=*/true, false);
     app = ro.pragma_int("application_id");
     version = ro.pragma_int("user_version");
     objects = ro.scalar_int("SELECT COUNT(*) FROM sqlite_master");
   } catch (const util::Error& e) {
-    throw util::Error(fmt::format("{} is a corrupt SQLite database ({}); refusing to use it, leaving it untouched", path_,
+    throw util::Error(fmt::format("{} is a corrupt SQLite database ({}); refusing to use it, leaving it untouched", path,
                                   e.problem()),
                       "give --db (or HALO_DB) a Halo history file or a new path");
   }
@@ -114,10 +114,10 @@ void HistoryDb::check_is_halo() {
   if (app != kApplicationId)
     throw util::Error(fmt::format("{} is a SQLite database but not a Halo run history (application_id 0x{:08x}, {} "
                                   "schema objects); refusing to use it, leaving it untouched",
-                                  path_, static_cast<uint32_t>(app), objects),
+                                  path, static_cast<uint32_t>(app), objects),
                       "give --db (or HALO_DB) a Halo history file or a new path");
   if (version > current_schema_version())
-    throw util::Error(fmt::format("{} has history schema version {}, newer than this Halo's {}", path_, version,
+    throw util::Error(fmt::format("{} has history schema version {}, newer than this Halo's {}", path, version,
                                   current_schema_version()),
                       "use the newer halo that wrote it, or another --db");
 }

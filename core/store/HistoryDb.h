@@ -23,6 +23,9 @@ class HistoryDb {
   // --db PATH if given, else $HALO_DB, else $XDG_DATA_HOME/halo/history.db, else
   // ~/.local/share/halo/history.db.
   static std::string resolve_path(const std::string& given);
+  // A read-only look before anything is written: throws unless `path` is a Halo history (or,
+  // for Write, missing/empty and so ours to create). Leaves the file untouched.
+  static void check_file(const std::string& path, Mode mode);
 
   // Refuses (util::Error naming the file, file untouched) anything that is not SQLite, a
   // SQLite file without Halo's application_id, or a newer schema. Write creates the file
@@ -71,7 +74,6 @@ class HistoryDb {
 
  private:
   struct Writer;
-  void check_is_halo();       // read-only look before anything is written
   void migrate();             // to current_schema_version()
   void begin_batch();
   void add_metric(int64_t run, int64_t step, const std::string& key, const nlohmann::json& v);
