@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "StoreTestSupport.h"
 #include "store/HistoryDb.h"
 #include "store/Migrations.h"
 #include "store/Sha256.h"
@@ -20,14 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_db(const std::string& tag) {
-  static int n = 0;
-  const fs::path d = fs::temp_directory_path() / ("halo-store-" + tag + "-" + std::to_string(::getpid()) + "-" +
-                                                  std::to_string(n++));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return (d / "h.db").string();
-}
+std::string temp_db(const std::string& tag) { return store::temp_db("store", tag); }
 
 std::string bytes_of(const std::string& path) {
   std::stringstream s;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "StoreTestSupport.h"
 #include "store/HistoryDb.h"
 #include "store/Sha256.h"
 #include "store/StoreBench.h"
@@ -20,14 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_db(const std::string& tag) {
-  static int n = 0;
-  const fs::path d = fs::temp_directory_path() / ("halo-storew-" + tag + "-" + std::to_string(::getpid()) + "-" +
-                                                  std::to_string(n++));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return (d / "h.db").string();
-}
+std::string temp_db(const std::string& tag) { return store::temp_db("storew", tag); }
 
 nlohmann::json step_event(int64_t step, int rank, double loss) {
   return {{"event", "step"}, {"rank", rank}, {"step", step}, {"losses", {{"loss", loss}, {"aux", 2 * loss}}},
