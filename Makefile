@@ -1,6 +1,6 @@
 # Halo's entry points. `make run` and `make test` set up a fresh Debian 12 machine first.
 # deps: packages + .venv | build: configure + compile | run: main job | test: every test | bench
-# package: the .deb (CPU build, checked by packaging/check-package.sh) | test-asan: core tests
+# package: the .deb (CPU build; check-package.sh, then apt-installed on a fresh Debian 12 chroot) | test-asan: core tests
 # under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)
 PRESET ?= default
 BUILD  := build
@@ -42,6 +42,8 @@ package: deps
 	cmake --build --preset package -j $(JOBS)
 	cd build-package && cpack -G DEB
 	packaging/check-package.sh build-package/halo_*.deb
+	@if [ "$$(id -u)" = 0 ]; then packaging/fresh-install-check.sh build-package/halo_*.deb; \
+	 else echo "package: not root, so no fresh-install check (sudo packaging/fresh-install-check.sh build-package/halo_*.deb)"; fi
 
 test-asan: deps
 	cmake --preset asan >/dev/null
