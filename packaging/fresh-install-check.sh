@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs a built Halo .deb on a fresh Debian 12 (debootstrap minbase in a chroot) with apt,
-# so its declared dependencies are all it gets, then runs halo and halo-workbench there.
+# so its declared dependencies are all it gets, then runs check-package.sh --installed there.
 set -euo pipefail
 deb=${1:?usage: packaging/fresh-install-check.sh halo_VERSION_ARCH.deb [MIRROR]}
 mirror=${2:-http://deb.debian.org/debian}
@@ -40,24 +40,7 @@ in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >"$root
   { tail -30 "$root/tmp/apt.log" >&2; fail "apt-get install $pkg failed"; }
 say "installed $(basename "$deb") with apt: $(in_root dpkg-query -W -f='.\n' | wc -l) packages now"
 
-in_root test -x /usr/bin/halo || fail "/usr/bin/halo missing after install"
-say "$(in_root halo --version)"
-in_root halo launch --no-progress /usr/share/halo/experiments/quickstart.json \
-  --set schedule.steps=2 --set schedule.warmup_steps=1 --set run_dir=/root/run >"$root/tmp/launch.txt" 2>&1 ||
-  { cat "$root/tmp/launch.txt" >&2; fail "a 2-step, 2-rank run with the installed halo failed"; }
-say "$(tail -1 "$root/tmp/launch.txt")"
-in_root halo runs list >/dev/null || fail "halo runs list failed after the run"
-
-if in_root test -x /usr/bin/halo-workbench; then
-  in_root test -f /usr/share/applications/halo-workbench.desktop || fail "desktop entry missing"
-  exec_line=$(grep -m1 '^Exec=' "$root/usr/share/applications/halo-workbench.desktop" | cut -d= -f2 | cut -d' ' -f1)
-  in_root sh -c "command -v $exec_line" >/dev/null || fail "desktop entry runs '$exec_line', not on PATH"
-  set +e
-  in_root env QT_QPA_PLATFORM=offscreen timeout 5 halo-workbench >"$root/tmp/gui.txt" 2>&1
-  rc=$?
-  set -e
-  # 124: still in its event loop after 5 s (it started); anything else is a failure.
-  [ "$rc" = 124 ] || { cat "$root/tmp/gui.txt" >&2; fail "halo-workbench exited with $rc"; }
-  say "halo-workbench (desktop entry Exec=$exec_line) ran offscreen for 5 s"
-fi
+# The same run checks as for an extracted package, on the installed one, inside the chroot.
+cp "$(dirname "$0")/check-package.sh" "$root/tmp/check-package.sh"
+in_root bash /tmp/check-package.sh --installed || fail "the installed package fails its checks (above)"
 say "OK in $(( $(date +%s) - start )) s"
