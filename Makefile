@@ -49,7 +49,7 @@ package: deps
 
 test-asan: deps
 	cmake --preset asan >/dev/null
-	cmake --build --preset asan -j $(JOBS) --target $(ASAN_TESTS)
+	cmake --build --preset asan -j $(JOBS) --target asan_canary $(ASAN_TESTS)
 	packaging/run-asan-tests.sh build-asan $(ASAN_TESTS)
 
 clean:

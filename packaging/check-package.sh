@@ -49,9 +49,11 @@ for p in "$bin"/halo "$bin"/halo-workbench; do
   deps=$(run ldd "$p")
   if grep -q "not found" <<<"$deps"; then echo "$deps" >&2; fail "$(basename "$p"): unresolved libraries"; fi
   if grep -E "\.venv|/build[^/]*/|site-packages" <<<"$deps"; then fail "$(basename "$p") loads libraries from outside the package"; fi
+  if [ "$(basename "$p")" = halo ]; then
+    grep -q "$root/usr/bin/../lib/halo/libtorch_cpu.so\|$root/usr/lib/halo/libtorch_cpu.so" <<<"$deps" ||
+      fail "halo does not load the bundled libtorch_cpu.so"
+  fi
 done
-grep -q "$root/usr/bin/../lib/halo/libtorch_cpu.so\|$root/usr/lib/halo/libtorch_cpu.so" <<<"$(run ldd "$bin/halo")" ||
-  fail "halo does not load the bundled libtorch_cpu.so"
 say "$(run "$bin/halo" --version)"
 run "$bin/halo" launch --no-progress "$root/usr/share/halo/experiments/quickstart.json" \
   --set schedule.steps=2 --set schedule.warmup_steps=1 --set run_dir="$work/home/run" >"$work/launch.txt" 2>&1 ||

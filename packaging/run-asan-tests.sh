@@ -11,11 +11,11 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$here/asan/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
 # First the canary: each planted defect must be reported with these options, or a pass
 # below would mean nothing.
-canary="$dir/asan-canary"
-${CXX:-g++} -std=c++20 -g -O0 -fsanitize=address,undefined -fno-omit-frame-pointer "$here/asan/canary.cpp" -o "$canary"
+canary="$dir/bin/asan_canary"
+[ -x "$canary" ] || { echo "no $canary: build it with the suites (cmake --build --preset asan --target asan_canary)"; exit 1; }
 "$canary" none >/dev/null 2>&1 || { echo "the ASan canary fails without a defect"; exit 1; }
 for mode in heap ub leak; do
-  if "$canary" "$mode" >"$canary.$mode.log" 2>&1; then
+  if "$canary" "$mode" >"$dir/asan_canary.$mode.log" 2>&1; then
     echo "the ASan canary's planted '$mode' defect was not reported: sanitizer options are broken"; exit 1
   fi
 done

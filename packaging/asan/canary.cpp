@@ -1,5 +1,5 @@
-// A program with one planted defect per mode (heap overflow, signed overflow, leak), built
-// with the asan preset's flags: run-asan-tests.sh checks each is reported before trusting a pass.
+// A program with one planted defect per mode (heap overflow, signed overflow, leak), built by
+// the asan build (tests/CMakeLists.txt): run-asan-tests.sh checks each is reported before trusting a pass.
 #include <climits>
 #include <cstdio>
 #include <cstring>
