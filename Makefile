@@ -10,7 +10,7 @@ export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: deps build run test bench screenshots clean package test-asan
+.PHONY: deps build run test bench screenshots clean package test-asan format format-check
 
 deps:
 	@packaging/bootstrap.sh
@@ -51,6 +51,16 @@ test-asan: deps
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j $(JOBS) --target asan_canary $(ASAN_TESTS)
 	packaging/run-asan-tests.sh build-asan $(ASAN_TESTS)
+
+# The tree as .clang-format says: `format` rewrites, `format-check` (CI) lists what differs.
+FORMAT_FILES = $(shell git ls-files '*.cpp' '*.h')
+format:
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	@out=$$(clang-format --dry-run $(FORMAT_FILES) 2>&1); \
+	 if [ -n "$$out" ]; then echo "$$out" | grep -E '^[^ ].*warning' | cut -d: -f1 | sort -u; \
+	   echo "format-check: the files above differ from .clang-format (run make format)"; exit 1; fi; \
+	 echo "format-check: $(words $(FORMAT_FILES)) files formatted"
 
 clean:
 	rm -rf $(BUILD) build-asan build-package

@@ -26,7 +26,8 @@ std::string CoreChecks::before_launch(const train::ExperimentConfig& cfg) {
   }
   if (cfg.parallel.device == "cuda") {
     const int n = cuda_devices();
-    if (n == 0) return "parallel.device is cuda but this machine has no CUDA device\n  hint: set parallel.device to cpu";
+    if (n == 0)
+      return "parallel.device is cuda but this machine has no CUDA device\n  hint: set parallel.device to cpu";
   }
   return "";
 }
@@ -76,8 +77,10 @@ std::string CoreChecks::prediction_text(const train::ExperimentConfig& cfg) {
                        r.rank, gib(r.peak), gib(r.weights + r.gradients + r.optimizer_state), gib(r.saved_activations),
                        gib(r.activation_peak), r.allocator_slack > 0 ? ", reserved " + gib(r.reserved) : "");
   out += fmt::format("peak at: {}\nstep time (estimate): {:.0f} ms", p->worst().peak_at, p->time.total_s * 1000);
-  if (const auto warn = memory::fit_warning(cfg)) out += "\nwarning: " + *warn;
-  else if (const auto cap = memory::device_capacity(cfg)) out += "\nfits: " + cap->what;
+  if (const auto warn = memory::fit_warning(cfg))
+    out += "\nwarning: " + *warn;
+  else if (const auto cap = memory::device_capacity(cfg))
+    out += "\nfits: " + cap->what;
   return out;
 }
 

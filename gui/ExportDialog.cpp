@@ -69,7 +69,8 @@ ExportDialog::ExportDialog(const QString& run_dir, QWidget* parent) : QDialog(pa
 void ExportDialog::suggest_output() {
   const QString ckpt = QFileInfo(checkpoints_->currentData().toString()).completeBaseName();  // step-000060
   const QString ext = format_->currentText() == "torch" ? "pt" : "safetensors";
-  output_->setText(QDir(QDir(run_dir_).filePath("export")).filePath(QString("model-%1.%2").arg(ckpt.isEmpty() ? "latest" : ckpt, ext)));
+  output_->setText(QDir(QDir(run_dir_).filePath("export"))
+                       .filePath(QString("model-%1.%2").arg(ckpt.isEmpty() ? "latest" : ckpt, ext)));
 }
 
 QString ExportDialog::result_text() const { return result_->toPlainText(); }
@@ -80,7 +81,8 @@ void ExportDialog::start_export() {
   if (out.isEmpty()) return result_->setPlainText(tr("choose an output file"));
   QDir().mkpath(QFileInfo(out).absolutePath());
   process_ = new QProcess(this);
-  QStringList args{"export", checkpoints_->currentData().toString(), "-o", out, "--format", format_->currentText(), "--json"};
+  QStringList args{"export", checkpoints_->currentData().toString(), "-o", out, "--format", format_->currentText(),
+                   "--json"};
   if (!db_path.isEmpty()) args << "--db" << db_path;
   export_->setEnabled(false);
   result_->setPlainText(tr("Exporting…"));
@@ -100,7 +102,8 @@ void ExportDialog::start_export() {
                     .arg(j.value("bytes", int64_t{0}));
       result_->setPlainText(text);
     } else {
-      result_->setPlainText(tr("Export failed (exit %1):\n%2").arg(code).arg(stderr_text.isEmpty() ? stdout_text : stderr_text));
+      result_->setPlainText(
+          tr("Export failed (exit %1):\n%2").arg(code).arg(stderr_text.isEmpty() ? stdout_text : stderr_text));
     }
     process_->deleteLater();
     process_ = nullptr;

@@ -35,7 +35,8 @@ QString devices_text(const std::string& devices) {
   if (j.is_discarded() || !j.is_array()) return QString::fromStdString(devices);
   std::map<std::string, int> count;
   for (const auto& d : j)
-    if (d.is_object()) ++count[d.value("device", "?") + (d.value("host", "").empty() ? "" : " on " + d.value("host", ""))];
+    if (d.is_object())
+      ++count[d.value("device", "?") + (d.value("host", "").empty() ? "" : " on " + d.value("host", ""))];
   QStringList parts;
   for (const auto& [what, n] : count) parts << QString("%1 × %2").arg(n).arg(QString::fromStdString(what));
   return parts.join(", ");
@@ -48,8 +49,8 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
   filter_->setPlaceholderText(tr("filter: name, strategy, folder…"));
   status_ = new QComboBox(this);
   status_->addItem(tr("any status"));
-  for (auto s : {store::RunStatus::Running, store::RunStatus::Finished, store::RunStatus::Failed, store::RunStatus::Killed,
-                 store::RunStatus::Interrupted})
+  for (auto s : {store::RunStatus::Running, store::RunStatus::Finished, store::RunStatus::Failed,
+                 store::RunStatus::Killed, store::RunStatus::Interrupted})
     status_->addItem(QString::fromStdString(store::to_string(s)));
   tag_ = new QLineEdit(this);
   tag_->setPlaceholderText(tr("tag"));
@@ -61,8 +62,8 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
   bar->addWidget(refresh);
 
   table_ = new QTableWidget(0, kCols, this);
-  table_->setHorizontalHeaderLabels(
-      {tr("id"), tr("name"), tr("status"), tr("steps"), tr("strategy"), tr("sp×dp"), tr("devices"), tr("started"), tr("tags"), tr("folder")});
+  table_->setHorizontalHeaderLabels({tr("id"), tr("name"), tr("status"), tr("steps"), tr("strategy"), tr("sp×dp"),
+                                     tr("devices"), tr("started"), tr("tags"), tr("folder")});
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -88,7 +89,8 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
   actions->addWidget(button(tr("Clone into setup"), [this] {
     const int row = table_->currentRow();
     if (row < 0) return emit message(tr("select a run first"));
-    auto j = nlohmann::json::parse(table_->item(row, kName)->data(Qt::UserRole).toString().toStdString(), nullptr, false);
+    auto j =
+        nlohmann::json::parse(table_->item(row, kName)->data(Qt::UserRole).toString().toStdString(), nullptr, false);
     if (j.is_discarded()) return emit message(tr("run %1 has no readable config in the history").arg(current_id()));
     emit cloneRun(j);
   }));
@@ -131,8 +133,9 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
   connect(tag_, &QLineEdit::editingFinished, this, &HistoryView::refresh);
   connect(table_, &QTableWidget::currentCellChanged, this, &HistoryView::show_notes);
   connect(table_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
-    emit openRun(table_->item(row, kDir)->text(),
-                 table_->item(row, kStatus)->text() == "RUNNING" ? table_->item(row, kStatus)->data(Qt::UserRole).toLongLong() : 0);
+    emit openRun(table_->item(row, kDir)->text(), table_->item(row, kStatus)->text() == "RUNNING"
+                                                      ? table_->item(row, kStatus)->data(Qt::UserRole).toLongLong()
+                                                      : 0);
   });
 }
 
@@ -156,8 +159,8 @@ void HistoryView::refresh() {
     for (const auto& r : runs) {
       const QString strategy = QString::fromStdString(r.strategy);
       const QString dir = QString::fromStdString(r.run_dir), name = QString::fromStdString(r.name);
-      if (!needle.isEmpty() && !name.contains(needle, Qt::CaseInsensitive) && !strategy.contains(needle, Qt::CaseInsensitive) &&
-          !dir.contains(needle, Qt::CaseInsensitive))
+      if (!needle.isEmpty() && !name.contains(needle, Qt::CaseInsensitive) &&
+          !strategy.contains(needle, Qt::CaseInsensitive) && !dir.contains(needle, Qt::CaseInsensitive))
         continue;
       const int row = table_->rowCount();
       table_->insertRow(row);
@@ -178,7 +181,9 @@ void HistoryView::refresh() {
       table_->setItem(row, kMesh, new QTableWidgetItem(QString("%1×%2").arg(r.sp).arg(r.dp)));
       table_->setItem(row, kDevices, new QTableWidgetItem(devices_text(r.devices)));
       const QString started =
-          r.start_time ? QDateTime::fromSecsSinceEpoch(static_cast<qint64>(*r.start_time)).toString("yyyy-MM-dd HH:mm:ss") : "";
+          r.start_time
+              ? QDateTime::fromSecsSinceEpoch(static_cast<qint64>(*r.start_time)).toString("yyyy-MM-dd HH:mm:ss")
+              : "";
       table_->setItem(row, kStarted, new QTableWidgetItem(started));
       QStringList tags;
       for (const auto& t : r.tags) tags << QString::fromStdString(t);
@@ -213,7 +218,8 @@ void HistoryView::show_notes() {
   try {
     store::HistoryDb db(store::HistoryDb::resolve_path(db_path.toStdString()), store::HistoryDb::Mode::Read);
     QString text;
-    if (auto r = db.run(id); r && !r->exit_reason.empty()) text += tr("Stopped: %1\n\n").arg(QString::fromStdString(r->exit_reason));
+    if (auto r = db.run(id); r && !r->exit_reason.empty())
+      text += tr("Stopped: %1\n\n").arg(QString::fromStdString(r->exit_reason));
     for (const auto& n : db.notes(id))
       text += QDateTime::fromSecsSinceEpoch(static_cast<qint64>(n.time)).toString("yyyy-MM-dd HH:mm  ") +
               QString::fromStdString(n.text) + "\n";

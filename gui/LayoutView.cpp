@@ -71,11 +71,12 @@ void LayoutView::set_layout(const nlohmann::json& layout, int views) {
   int row = 0;
   for (const auto& l : layers) {
     table_->setItem(row, 0, new QTableWidgetItem(QString::fromStdString(l.value("name", ""))));
-    table_->setItem(row, 1, new QTableWidgetItem(QString("%1 / %2 / %3 / %4")
-                                                     .arg(l.value("kernel", 0))
-                                                     .arg(l.value("stride", 0))
-                                                     .arg(l.value("padding", 0))
-                                                     .arg(l.value("dilation", 1))));
+    table_->setItem(row, 1,
+                    new QTableWidgetItem(QString("%1 / %2 / %3 / %4")
+                                             .arg(l.value("kernel", 0))
+                                             .arg(l.value("stride", 0))
+                                             .arg(l.value("padding", 0))
+                                             .arg(l.value("dilation", 1))));
     for (const auto& r : l["ranks"]) {
       const int rank = r.value("rank", 0);
       if (rank < 0 || rank >= sp) continue;

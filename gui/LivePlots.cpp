@@ -120,7 +120,8 @@ QCustomPlot* LivePlots::make_plot(const QString& title, const QString& y_label) 
 
 EnvelopeGraph& LivePlots::curve(QCustomPlot* plot, const QString& name, const QColor& color, Qt::PenStyle style,
                                 double width) {
-  curves_.push_back(std::make_unique<Curve>(Curve{plot, std::make_unique<EnvelopeGraph>(plot, name, color, style, width)}));
+  curves_.push_back(
+      std::make_unique<Curve>(Curve{plot, std::make_unique<EnvelopeGraph>(plot, name, color, style, width)}));
   return *curves_.back()->graph;
 }
 
@@ -205,7 +206,8 @@ void LivePlots::refresh() {
     double x1 = 0;
     bool any = false;
     for (auto& c : curves_)
-      if (c->plot == p && !c->graph->empty()) x1 = any ? std::max(x1, c->graph->x_max()) : c->graph->x_max(), any = true;
+      if (c->plot == p && !c->graph->empty())
+        x1 = any ? std::max(x1, c->graph->x_max()) : c->graph->x_max(), any = true;
     zoomed[p] = any && p->xAxis->range().upper < x1 - 1e-9 && axis_ == Axis::Step;
   }
   curves_.clear();
@@ -239,11 +241,14 @@ void LivePlots::refresh() {
     if (!main) continue;
     if (!run.ranks().empty()) {
       const RankSeries& r0 = run.ranks()[0];
-      const std::pair<const char*, const std::vector<double>*> parts[] = {
-          {"forward", &r0.forward_ms}, {"backward", &r0.backward_ms}, {"communication", &r0.comm_ms},
-          {"optimizer", &r0.optim_ms}, {"total", &r0.total_ms}};
+      const std::pair<const char*, const std::vector<double>*> parts[] = {{"forward", &r0.forward_ms},
+                                                                          {"backward", &r0.backward_ms},
+                                                                          {"communication", &r0.comm_ms},
+                                                                          {"optimizer", &r0.optim_ms},
+                                                                          {"total", &r0.total_ms}};
       for (int i = 0; i < 5; ++i)
-        curve(time_, parts[i].first, series_color(i), i == 4 ? Qt::DashLine : Qt::SolidLine).set_data(x, *parts[i].second);
+        curve(time_, parts[i].first, series_color(i), i == 4 ? Qt::DashLine : Qt::SolidLine)
+            .set_data(x, *parts[i].second);
       curve(throughput_, tr("samples/s"), series_color(2)).set_data(x, r0.samples_per_s);
     }
     const double MiB = 1.0 / (1024.0 * 1024.0);

@@ -47,8 +47,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* bar = addToolBar(tr("Run"));
   bar->setMovable(false);
   auto* launch_act = bar->addAction(tr("Launch"), this, [this] {
-    if (setup_->valid()) launch(setup_->experiment());
-    else show_message(tr("the experiment has problems:\n%1").arg(setup_->problems_text()));
+    if (setup_->valid())
+      launch(setup_->experiment());
+    else
+      show_message(tr("the experiment has problems:\n%1").arg(setup_->problems_text()));
   });
   auto* stop_act = bar->addAction(tr("Stop"), this, [this] { controller_->stop(); });
   stop_act->setEnabled(false);
@@ -58,12 +60,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (!d.isEmpty()) open_run(d);
   });
   bar->addAction(tr("Export…"), this, [this] {
-    if (const RunModel* r = shown_run()) export_run(r->run_dir());
-    else show_message(tr("open a run first (History, or Open run folder…)"));
+    if (const RunModel* r = shown_run())
+      export_run(r->run_dir());
+    else
+      show_message(tr("open a run first (History, or Open run folder…)"));
   });
   auto* state = new QLabel(tr("idle"), this);
   statusBar()->addPermanentWidget(state);
-  statusBar()->addPermanentWidget(new QLabel(QString::fromStdString("halo " + util::version() + " (" + util::git_revision() + ")"), this));
+  statusBar()->addPermanentWidget(
+      new QLabel(QString::fromStdString("halo " + util::version() + " (" + util::git_revision() + ")"), this));
 
   connect(setup_, &SetupForm::launchRequested, this, &MainWindow::launch);
   connect(setup_, &SetupForm::validityChanged, launch_act, &QAction::setEnabled);
@@ -98,7 +103,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     show_message(tr("cloned into the setup form"), false);
   });
   connect(strategies_, &StrategyView::sweepRequested, this, [this] {
-    if (!setup_->valid()) return show_message(tr("fix the experiment in Setup first:\n%1").arg(setup_->problems_text()));
+    if (!setup_->valid())
+      return show_message(tr("fix the experiment in Setup first:\n%1").arg(setup_->problems_text()));
     strategies_->start_sweep(setup_->experiment(), runs_root, db_path);
   });
   connect(strategies_, &StrategyView::message, this, [this](const QString& m) { show_message(m); });

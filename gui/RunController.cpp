@@ -64,7 +64,8 @@ bool RunController::start(const nlohmann::json& experiment, const QString& runs_
   const QString stamp = QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
   QString dir = QDir(runs_root).absoluteFilePath(QString::fromStdString(parsed.config.name) + "-" + stamp);
   for (int n = 2; QFileInfo::exists(dir); ++n)
-    dir = QDir(runs_root).absoluteFilePath(QString("%1-%2-%3").arg(QString::fromStdString(parsed.config.name), stamp).arg(n));
+    dir = QDir(runs_root).absoluteFilePath(
+        QString("%1-%2-%3").arg(QString::fromStdString(parsed.config.name), stamp).arg(n));
   nlohmann::json exp = experiment;
   exp["run_dir"] = dir.toStdString();
   if (!QDir().mkpath(dir)) {
@@ -166,14 +167,16 @@ void RunController::conclude() {
   const int world = model_->config().contains("parallel")
                         ? model_->config()["parallel"].value("sp", 1) * model_->config()["parallel"].value("dp", 1)
                         : 1;
-  const bool ok = text.contains(QString("run %1 finished:").arg(run_dir_)) || (model_->done_ranks() >= world && !text.contains("failed:"));
+  const bool ok = text.contains(QString("run %1 finished:").arg(run_dir_)) ||
+                  (model_->done_ranks() >= world && !text.contains("failed:"));
   if (ok) {
     set_state(State::Finished);
     emit model_->changed();
     emit finished(true, tr("run %1 finished: %2 steps").arg(run_dir_).arg(model_->steps().size()));
     return;
   }
-  failure_ = model_->errors().empty() ? tail(log, 12) : QString::fromStdString(model_->errors().front()) + "\n" + tail(log, 6);
+  failure_ =
+      model_->errors().empty() ? tail(log, 12) : QString::fromStdString(model_->errors().front()) + "\n" + tail(log, 6);
   if (failure_.isEmpty()) failure_ = tr("the launcher exited without finishing (see %1)").arg(log);
   set_state(State::Failed);
   emit model_->changed();

@@ -62,14 +62,17 @@ void RunModel::add_event(const json& j) {
   const int r = j.value("rank", 0);
   const double wall = j.contains("time") && j["time"].is_number() ? j["time"].get<double>() : -1;
   if (wall > 0 && start_wall_s_ < 0) start_wall_s_ = wall;
-  auto num = [](const json& o, const char* key) { return o.contains(key) && o[key].is_number() ? o[key].get<double>() : 0.0; };
+  auto num = [](const json& o, const char* key) {
+    return o.contains(key) && o[key].is_number() ? o[key].get<double>() : 0.0;
+  };
   if (ev == "step") {
     RankSeries& s = rank(r);
     const json& t = j.contains("time_ms") ? j["time_ms"] : json::object();
     const json& m = j.contains("memory") ? j["memory"] : json::object();
     s.step.push_back(num(j, "step"));
     // Without launcher time stamps, relative time is the sum of step times.
-    const double rel = wall > 0 ? wall - start_wall_s_ : (s.time_s.empty() ? 0 : s.time_s.back()) + num(t, "total") / 1000;
+    const double rel =
+        wall > 0 ? wall - start_wall_s_ : (s.time_s.empty() ? 0 : s.time_s.back()) + num(t, "total") / 1000;
     s.time_s.push_back(rel);
     s.forward_ms.push_back(num(t, "forward"));
     s.backward_ms.push_back(num(t, "backward"));

@@ -61,8 +61,8 @@ class RunModel : public QObject {
   const std::vector<std::string>& errors() const { return errors_; }
   int done_ranks() const { return done_; }
   int64_t step_events() const { return step_events_; }
-  double device_limit_bytes() const;  // bytes one rank may use (core's device capacity); 0 when unknown
-  double peak_bytes(int rank) const;   // largest peak over the run
+  double device_limit_bytes() const;    // bytes one rank may use (core's device capacity); 0 when unknown
+  double peak_bytes(int rank) const;    // largest peak over the run
   double mean_step_ms(int rank) const;  // total_ms, the first step left out when there are more
 
  signals:

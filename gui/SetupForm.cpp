@@ -213,11 +213,13 @@ void SetupForm::build() {
     if (!path.isEmpty()) load_file(path);
   });
   connect(load, &QPushButton::clicked, this, [this] {
-    const QString p = QFileDialog::getOpenFileName(this, tr("Load experiment"), experiments_dir(), tr("Experiments (*.json)"));
+    const QString p =
+        QFileDialog::getOpenFileName(this, tr("Load experiment"), experiments_dir(), tr("Experiments (*.json)"));
     if (!p.isEmpty()) load_file(p);
   });
   connect(save, &QPushButton::clicked, this, [this] {
-    const QString p = QFileDialog::getSaveFileName(this, tr("Save experiment"), experiments_dir(), tr("Experiments (*.json)"));
+    const QString p =
+        QFileDialog::getSaveFileName(this, tr("Save experiment"), experiments_dir(), tr("Experiments (*.json)"));
     if (!p.isEmpty()) save_file(p);
   });
   connect(browse_, &QPushButton::clicked, this, [this] {
@@ -236,8 +238,7 @@ void SetupForm::fill_presets() {
   presets_->clear();
   presets_->addItem(tr("(choose a preset)"), QString());
   const QDir dir(experiments_dir());
-  for (const QString& f : dir.entryList({"*.json"}, QDir::Files, QDir::Name))
-    presets_->addItem(f, dir.filePath(f));
+  for (const QString& f : dir.entryList({"*.json"}, QDir::Files, QDir::Name)) presets_->addItem(f, dir.filePath(f));
 }
 
 QLineEdit* SetupForm::line(const QString& path) const {
@@ -263,13 +264,16 @@ void SetupForm::set_experiment(const json& experiment) {
   for (auto& [path, w] : fields_) {
     const json* v = at_path(full, path, false);
     if (!v) continue;
-    if (auto* s = qobject_cast<QSpinBox*>(w)) s->setValue(v->is_number() ? v->get<int>() : 0);
+    if (auto* s = qobject_cast<QSpinBox*>(w))
+      s->setValue(v->is_number() ? v->get<int>() : 0);
     else if (auto* c = qobject_cast<QComboBox*>(w)) {
       if (c->findText(shown(*v)) < 0) c->addItem(shown(*v));
       c->setCurrentText(shown(*v));
-    } else if (auto* l = qobject_cast<QLineEdit*>(w)) l->setText(shown(*v));
+    } else if (auto* l = qobject_cast<QLineEdit*>(w))
+      l->setText(shown(*v));
   }
-  if (const json* s = at_path(full, "optim.scale_lr", false); s && s->is_boolean()) scale_lr_->setChecked(s->get<bool>());
+  if (const json* s = at_path(full, "optim.scale_lr", false); s && s->is_boolean())
+    scale_lr_->setChecked(s->get<bool>());
   filling_ = false;
   validate();
 }
@@ -279,8 +283,10 @@ json SetupForm::experiment() const {
   for (const auto& [path, w] : fields_) {
     json* v = at_path(out, path, true);
     if (!v) continue;
-    if (auto* s = qobject_cast<QSpinBox*>(w)) *v = s->value();
-    else if (auto* c = qobject_cast<QComboBox*>(w)) *v = c->currentText().toStdString();
+    if (auto* s = qobject_cast<QSpinBox*>(w))
+      *v = s->value();
+    else if (auto* c = qobject_cast<QComboBox*>(w))
+      *v = c->currentText().toStdString();
     else if (auto* l = qobject_cast<QLineEdit*>(w))
       *v = (path == "name" || path == "data.root") ? json(l->text().toStdString()) : typed(l->text());
   }
@@ -334,9 +340,7 @@ void SetupForm::validate() {
   const bool source_files = combo("data.source")->currentText() == "openlanev2";
   line("data.root")->setEnabled(source_files);
   browse_->setEnabled(source_files);
-  predicted_->setText(!ok ? tr("(fix the problems first)")
-                          : predict ? predict(exp)
-                                    : QString());
+  predicted_->setText(!ok ? tr("(fix the problems first)") : predict ? predict(exp) : QString());
   launch_->setEnabled(ok);
   if (ok != valid_) {
     valid_ = ok;

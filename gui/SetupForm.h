@@ -28,12 +28,13 @@ class SetupForm : public QWidget {
   // experiments/ of the source tree or install ($HALO_EXPERIMENTS first).
   static QString experiments_dir();
   void set_experiment(const nlohmann::json& experiment);  // fills every widget
-  nlohmann::json experiment() const;                     // the widgets as an experiment file
-  bool load_file(const QString& path);                   // false + message on error
+  nlohmann::json experiment() const;                      // the widgets as an experiment file
+  bool load_file(const QString& path);                    // false + message on error
   bool save_file(const QString& path);
   bool valid() const { return valid_; }
   QString problems_text() const;
-  QString predicted_text() const;  // what the form shows as the predicted memory per rank  // the CLI's "  - field: value: fix" lines ("" when valid)
+  QString predicted_text() const;  // what the form shows as the predicted memory per rank  // the CLI's "  - field:
+                                   // value: fix" lines ("" when valid)
   // Predicted bytes per rank for an experiment (set once a memory planner is wired in).
   std::function<QString(const nlohmann::json&)> predict;
 

@@ -37,7 +37,8 @@ QCustomPlot* bar_plot(QWidget* parent, const QString& title, const QString& y) {
 
 StrategyView::StrategyView(QWidget* parent) : QWidget(parent), sweep_(new RunController(this)) {
   run_ = new QPushButton(tr("Run all four strategies"), this);
-  run_->setToolTip(tr("The setup form's experiment under none, checkpoint, tp-N and tp-N+checkpoint, one after another"));
+  run_->setToolTip(
+      tr("The setup form's experiment under none, checkpoint, tp-N and tp-N+checkpoint, one after another"));
   stop_ = new QPushButton(tr("Stop"), this);
   stop_->setEnabled(false);
   info_ = new QLabel(tr("Run a sweep, or select runs in History and press \"Compare strategies\"."), this);
@@ -88,9 +89,9 @@ std::vector<json> StrategyView::variants(const json& experiment) {
     json v = experiment;
     v["parallel"]["strategy"] = strategy;
     v["parallel"]["sp"] = ranks;
-    const std::string label = std::string(strategy) == "tp" ? "tp" + std::to_string(n)
+    const std::string label = std::string(strategy) == "tp"              ? "tp" + std::to_string(n)
                               : std::string(strategy) == "tp+checkpoint" ? "tp" + std::to_string(n) + "-checkpoint"
-                                                                          : strategy;
+                                                                         : strategy;
     v["name"] = experiment.value("name", "experiment") + "-" + label;
     v.erase("run_dir");
     out.push_back(std::move(v));
@@ -138,7 +139,8 @@ void StrategyView::next_in_sweep() {
   }
   json next = std::move(queue_.front());
   queue_.pop_front();
-  info_->setText(tr("Running %1 (%2 left after it)…").arg(QString::fromStdString(next.value("name", ""))).arg(queue_.size()));
+  info_->setText(
+      tr("Running %1 (%2 left after it)…").arg(QString::fromStdString(next.value("name", ""))).arg(queue_.size()));
   if (!sweep_->start(next, runs_root_)) next_in_sweep();
 }
 

@@ -31,11 +31,14 @@ void print(const launch::CommBenchReport& r, bool json) {
     j["shape"] = {r.options.batch, r.options.dim, r.options.height, r.options.width};
     j["depth"] = r.options.depth;
     for (const auto& l : r.layers)
-      j["layers"].push_back({{"layer", l.layer}, {"halo_left", l.halo_left}, {"halo_right", l.halo_right},
-                             {"bytes_per_step", l.bytes_per_step}, {"exchange_ms", l.exchange_ms}});
+      j["layers"].push_back({{"layer", l.layer},
+                             {"halo_left", l.halo_left},
+                             {"halo_right", l.halo_right},
+                             {"bytes_per_step", l.bytes_per_step},
+                             {"exchange_ms", l.exchange_ms}});
     for (const auto& c : r.configs)
-      j["configs"].push_back({{"config", c.config}, {"sp", c.sp}, {"overlap", c.overlap}, {"step_ms", c.step_ms},
-                              {"speedup", c.speedup}});
+      j["configs"].push_back(
+          {{"config", c.config}, {"sp", c.sp}, {"overlap", c.overlap}, {"step_ms", c.step_ms}, {"speedup", c.speedup}});
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
@@ -74,7 +77,8 @@ void add_bench_commands(CLI::App& app) {
   auto m = std::make_shared<MemArgs>();
   auto* mem = bench->add_subcommand("memory", "Peak memory and step time of each strategy, each in its own processes");
   mem->add_option("experiment", m->o.experiment, "EXPERIMENT.json")->required();
-  mem->add_option("--strategies", m->strategies, "comma-separated: none, checkpoint, tpN, tpN+checkpoint")->capture_default_str();
+  mem->add_option("--strategies", m->strategies, "comma-separated: none, checkpoint, tpN, tpN+checkpoint")
+      ->capture_default_str();
   mem->add_option("--steps", m->o.steps, "steps per strategy (the first is warm-up)")->capture_default_str();
   mem->add_option("--set", m->o.overrides, "override an experiment field (repeatable)");
   mem->add_flag("--json", m->json, "print JSON");
@@ -87,20 +91,29 @@ void add_bench_commands(CLI::App& app) {
     if (m->json) {
       nlohmann::json j = nlohmann::json::array();
       for (const auto& r : rows)
-        j.push_back({{"strategy", r.strategy}, {"sp", r.sp}, {"rank", r.rank}, {"activation_peak_bytes", r.activation_peak},
-                     {"total_peak_bytes", r.total_peak}, {"rss_bytes", r.rss}, {"step_ms", r.step_ms},
-                     {"activation_ratio", r.activation_ratio}, {"step_ratio", r.step_ratio},
-                     {"predicted_activation_bytes", r.predicted_activation}, {"predicted_total_bytes", r.predicted_total},
-                     {"activation_error", r.activation_error}, {"total_error", r.total_error}});
+        j.push_back({{"strategy", r.strategy},
+                     {"sp", r.sp},
+                     {"rank", r.rank},
+                     {"activation_peak_bytes", r.activation_peak},
+                     {"total_peak_bytes", r.total_peak},
+                     {"rss_bytes", r.rss},
+                     {"step_ms", r.step_ms},
+                     {"activation_ratio", r.activation_ratio},
+                     {"step_ratio", r.step_ratio},
+                     {"predicted_activation_bytes", r.predicted_activation},
+                     {"predicted_total_bytes", r.predicted_total},
+                     {"activation_error", r.activation_error},
+                     {"total_error", r.total_error}});
       std::printf("%s\n", j.dump(2).c_str());
       return;
     }
     std::printf("%-18s %4s %16s %16s %14s %14s %7s %10s %10s %10s %9s\n", "strategy", "rank", "activation MiB",
                 "predicted MiB", "total MiB", "predicted MiB", "error", "RSS MiB", "step ms", "act/none", "time/none");
     for (const auto& r : rows)
-      std::printf("%-18s %4d %16.1f %16.1f %14.1f %14.1f %+6.1f%% %10.1f %10.1f %10.3f %9.2f\n", r.strategy.c_str(), r.rank,
-                  r.activation_peak / MiB, r.predicted_activation / MiB, r.total_peak / MiB, r.predicted_total / MiB,
-                  100 * r.total_error, r.rss / MiB, r.step_ms, r.activation_ratio, r.step_ratio);
+      std::printf("%-18s %4d %16.1f %16.1f %14.1f %14.1f %+6.1f%% %10.1f %10.1f %10.3f %9.2f\n", r.strategy.c_str(),
+                  r.rank, r.activation_peak / MiB, r.predicted_activation / MiB, r.total_peak / MiB,
+                  r.predicted_total / MiB, 100 * r.total_error, r.rss / MiB, r.step_ms, r.activation_ratio,
+                  r.step_ratio);
   });
 
   struct StoreArgs {
@@ -108,19 +121,25 @@ void add_bench_commands(CLI::App& app) {
     bool json = false;
   };
   auto st = std::make_shared<StoreArgs>();
-  auto* sto = bench->add_subcommand("store", "Run-history write rate (8 ranks logging every step) with a polling reader");
+  auto* sto =
+      bench->add_subcommand("store", "Run-history write rate (8 ranks logging every step) with a polling reader");
   sto->add_option("--rows", st->o.metric_rows, "metric rows to write")->capture_default_str();
   sto->add_option("--db", st->o.db_path, "database file (default: a temporary file, removed afterwards)");
   sto->add_flag("--json", st->json, "print JSON");
   sto->callback([st]() {
     const store::StoreBenchReport r = store::run_store_bench(st->o);
     if (st->json) {
-      std::printf("%s\n", nlohmann::json({{"metric_rows", r.metric_rows}, {"sample_rows", r.sample_rows}, {"steps", r.steps},
-                                          {"ranks", st->o.ranks}, {"seconds", r.seconds}, {"rows_per_s", r.rows_per_s},
-                                          {"reader_polls", r.reader_polls}, {"reader_worst_wait_ms", r.reader_worst_wait_ms},
+      std::printf("%s\n", nlohmann::json({{"metric_rows", r.metric_rows},
+                                          {"sample_rows", r.sample_rows},
+                                          {"steps", r.steps},
+                                          {"ranks", st->o.ranks},
+                                          {"seconds", r.seconds},
+                                          {"rows_per_s", r.rows_per_s},
+                                          {"reader_polls", r.reader_polls},
+                                          {"reader_worst_wait_ms", r.reader_worst_wait_ms},
                                           {"reader_mean_wait_ms", r.reader_mean_wait_ms}})
-                                .dump(2)
-                                .c_str());
+                              .dump(2)
+                              .c_str());
       return;
     }
     std::printf("%lld metric rows + %lld sample rows (%lld steps x %d ranks) in %.3f s: %.0f metric rows/s\n",

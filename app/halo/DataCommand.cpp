@@ -53,16 +53,22 @@ void synth(const SynthArgs& a) {
   const Progress progress("synth");
   const auto s = data::generate_synthetic(o, [&](int64_t d, int64_t t) { progress(d, t); });
   if (a.json) {
-    std::printf("%s\n", nlohmann::json{{"out", a.out}, {"subset", a.subset}, {"split", a.split}, {"segments", s.segments},
-                                       {"frames", s.frames}, {"images", s.images}, {"lanes", s.lanes},
-                                       {"elements", s.elements}, {"split_file", s.split_file.string()}}
+    std::printf("%s\n", nlohmann::json{{"out", a.out},
+                                       {"subset", a.subset},
+                                       {"split", a.split},
+                                       {"segments", s.segments},
+                                       {"frames", s.frames},
+                                       {"images", s.images},
+                                       {"lanes", s.lanes},
+                                       {"elements", s.elements},
+                                       {"split_file", s.split_file.string()}}
                             .dump(2)
                             .c_str());
   } else {
-    std::printf("wrote %lld segments, %lld frames (%lld images, %lld lanes, %lld traffic elements) to %s\nsplit file: %s\n",
-                static_cast<long long>(s.segments), static_cast<long long>(s.frames), static_cast<long long>(s.images),
-                static_cast<long long>(s.lanes), static_cast<long long>(s.elements), a.out.c_str(),
-                s.split_file.c_str());
+    std::printf(
+        "wrote %lld segments, %lld frames (%lld images, %lld lanes, %lld traffic elements) to %s\nsplit file: %s\n",
+        static_cast<long long>(s.segments), static_cast<long long>(s.frames), static_cast<long long>(s.images),
+        static_cast<long long>(s.lanes), static_cast<long long>(s.elements), a.out.c_str(), s.split_file.c_str());
   }
 }
 
@@ -79,23 +85,36 @@ void check(const CheckArgs& a) {
   if (a.json) {
     nlohmann::json segs = nlohmann::json::array();
     for (const auto& s : r.segments)
-      segs.push_back({{"segment_id", s.segment_id}, {"frames", s.frames}, {"annotated", s.annotated}, {"lanes", s.lanes},
-                      {"elements", s.elements}, {"images", s.images}, {"problems", s.problems}});
-    std::printf("%s\n", nlohmann::json{{"root", a.root}, {"split", a.split}, {"segments", segs}, {"frames", frames},
-                                       {"lanes", lanes}, {"elements", elements}, {"images", images},
-                                       {"problems", r.problem_count()}, {"ok", r.problem_count() == 0}}
+      segs.push_back({{"segment_id", s.segment_id},
+                      {"frames", s.frames},
+                      {"annotated", s.annotated},
+                      {"lanes", s.lanes},
+                      {"elements", s.elements},
+                      {"images", s.images},
+                      {"problems", s.problems}});
+    std::printf("%s\n", nlohmann::json{{"root", a.root},
+                                       {"split", a.split},
+                                       {"segments", segs},
+                                       {"frames", frames},
+                                       {"lanes", lanes},
+                                       {"elements", elements},
+                                       {"images", images},
+                                       {"problems", r.problem_count()},
+                                       {"ok", r.problem_count() == 0}}
                             .dump(2)
                             .c_str());
   } else {
-    std::printf("%-10s %7s %9s %7s %9s %7s %9s\n", "segment", "frames", "annotated", "lanes", "elements", "images", "problems");
+    std::printf("%-10s %7s %9s %7s %9s %7s %9s\n", "segment", "frames", "annotated", "lanes", "elements", "images",
+                "problems");
     for (const auto& s : r.segments)
       std::printf("%-10s %7lld %9lld %7lld %9lld %7lld %9zu\n", s.segment_id.c_str(), static_cast<long long>(s.frames),
-                  static_cast<long long>(s.annotated), static_cast<long long>(s.lanes), static_cast<long long>(s.elements),
-                  static_cast<long long>(s.images), s.problems.size());
+                  static_cast<long long>(s.annotated), static_cast<long long>(s.lanes),
+                  static_cast<long long>(s.elements), static_cast<long long>(s.images), s.problems.size());
     for (const auto& s : r.segments)
       for (const auto& p : s.problems) std::printf("problem: %s\n", p.c_str());
     std::printf("%s: %zu segments, %lld frames, %lld images, %lld problems\n", a.split.c_str(), r.segments.size(),
-                static_cast<long long>(frames), static_cast<long long>(images), static_cast<long long>(r.problem_count()));
+                static_cast<long long>(frames), static_cast<long long>(images),
+                static_cast<long long>(r.problem_count()));
   }
   if (r.problem_count() > 0)
     throw util::Error(fmt::format("{} problems in split '{}' of {}", r.problem_count(), a.split, a.root),
@@ -122,7 +141,8 @@ void bench(const BenchArgs& a) {
   while (batches < a.batches) {
     auto b = loader.next();
     if (!b) {
-      if (loader.batches_per_epoch() == 0) throw util::Error("the split has fewer frames than one batch", "lower --batch");
+      if (loader.batches_per_epoch() == 0)
+        throw util::Error("the split has fewer frames than one batch", "lower --batch");
       loader.start_epoch(++epoch);
       continue;
     }
@@ -130,9 +150,15 @@ void bench(const BenchArgs& a) {
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (a.json) {
-    std::printf("%s\n", nlohmann::json{{"batches", batches}, {"frames", frames}, {"seconds", s}, {"frames_per_s", frames / s},
-                                       {"ms_per_batch", 1000 * s / batches}, {"workers", a.workers},
-                                       {"height", a.height}, {"width", a.width}, {"skipped", loader.skipped()}}
+    std::printf("%s\n", nlohmann::json{{"batches", batches},
+                                       {"frames", frames},
+                                       {"seconds", s},
+                                       {"frames_per_s", frames / s},
+                                       {"ms_per_batch", 1000 * s / batches},
+                                       {"workers", a.workers},
+                                       {"height", a.height},
+                                       {"width", a.width},
+                                       {"skipped", loader.skipped()}}
                             .dump(2)
                             .c_str());
   } else {
@@ -155,7 +181,8 @@ void add_data_commands(CLI::App& app) {
   sy->add_option("--segments", s->segments, "number of segments")->capture_default_str();
   sy->add_option("--frames", s->frames, "frames per segment (2 Hz)")->capture_default_str();
   sy->add_option("--seed", s->seed, "random seed: the data is a deterministic function of it")->capture_default_str();
-  sy->add_option("--split", s->split, "split folder: train, val or test (test has no annotation)")->capture_default_str();
+  sy->add_option("--split", s->split, "split folder: train, val or test (test has no annotation)")
+      ->capture_default_str();
   sy->add_option("--image-scale", s->image_scale, "scale of image sizes and intrinsics (e.g. 0.125 for tests)")
       ->capture_default_str();
   sy->add_flag("--json", s->json, "print the summary as JSON");

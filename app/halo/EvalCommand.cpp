@@ -21,9 +21,9 @@ struct EvalArgs {
   bool json = false;
 };
 
-const char* const kAttributes[13] = {"unknown",  "red",          "green",         "yellow",  "go_straight",
-                                     "turn_left", "turn_right",  "no_left_turn",  "no_right_turn",
-                                     "u_turn",    "no_u_turn",   "slight_left",   "slight_right"};
+const char* const kAttributes[13] = {"unknown",   "red",         "green",        "yellow",        "go_straight",
+                                     "turn_left", "turn_right",  "no_left_turn", "no_right_turn", "u_turn",
+                                     "no_u_turn", "slight_left", "slight_right"};
 
 // "\r"-updated line on a terminal's stderr: frames scored and the time left.
 eval::Progress progress_line() {
@@ -43,17 +43,21 @@ void run_eval(const EvalArgs& a) {
   std::vector<data::Frame> frames;
   frames.reserve(refs.size());
   for (const auto& r : refs) frames.push_back(data::read_frame(a.gt, r));
-  const eval::Scores s = eval::evaluate(frames, eval::read_predictions(a.pred), a.json ? eval::Progress{} : progress_line());
+  const eval::Scores s =
+      eval::evaluate(frames, eval::read_predictions(a.pred), a.json ? eval::Progress{} : progress_line());
   if (a.json) {
-    std::printf("%s\n", nlohmann::json{{"DET_l", s.det_l}, {"DET_t", s.det_t}, {"TOP_ll", s.top_ll},
-                                       {"TOP_lt", s.top_lt}, {"OLS", s.ols}}.dump(2).c_str());
+    std::printf("%s\n",
+                nlohmann::json{
+                    {"DET_l", s.det_l}, {"DET_t", s.det_t}, {"TOP_ll", s.top_ll}, {"TOP_lt", s.top_lt}, {"OLS", s.ols}}
+                    .dump(2)
+                    .c_str());
     return;
   }
   std::printf("OpenLane-V2 score of %s on %s/%s (%lld frames)\n\n", a.pred.c_str(), a.gt.c_str(), a.split.c_str(),
               static_cast<long long>(s.frames));
   std::printf("%-22s %8s\n", "metric", "value");
-  const std::pair<const char*, double> rows[] = {{"DET_l", s.det_l}, {"DET_t", s.det_t}, {"TOP_ll", s.top_ll},
-                                                 {"TOP_lt", s.top_lt}, {"OLS", s.ols}};
+  const std::pair<const char*, double> rows[] = {
+      {"DET_l", s.det_l}, {"DET_t", s.det_t}, {"TOP_ll", s.top_ll}, {"TOP_lt", s.top_lt}, {"OLS", s.ols}};
   for (const auto& [name, v] : rows) std::printf("%-22s %8.4f\n", name, v);
   std::printf("\nDET_t per attribute\n");
   for (size_t i = 0; i < 13; ++i) std::printf("  %-20s %8.4f\n", kAttributes[i], s.det_t_per_attribute[i]);

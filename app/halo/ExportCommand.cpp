@@ -19,13 +19,18 @@ void add_export_commands(CLI::App& app) {
   e->add_option("-o,--output", o->output, "output file, e.g. model.safetensors")->required();
   e->add_option("--format", o->format, "safetensors or torch")->capture_default_str();
   e->add_flag("--json", *json, "print the result as JSON");
-  e->add_option("--db", *db, "run history to record the export in (default: $HALO_DB, else ~/.local/share/halo/history.db)");
+  e->add_option("--db", *db,
+                "run history to record the export in (default: $HALO_DB, else ~/.local/share/halo/history.db)");
   e->callback([o, json, db]() {
     const train::ExportResult r = train::export_checkpoint(*o);
     const auto run = launch::record_export_in_history(*db, o->checkpoint, r);
     if (*json) {
-      std::printf("%s\n", nlohmann::json{{"output", r.output}, {"manifest", r.manifest}, {"arch", r.arch},
-                                         {"step", r.step}, {"tensors", r.tensors}, {"bytes", r.bytes},
+      std::printf("%s\n", nlohmann::json{{"output", r.output},
+                                         {"manifest", r.manifest},
+                                         {"arch", r.arch},
+                                         {"step", r.step},
+                                         {"tensors", r.tensors},
+                                         {"bytes", r.bytes},
                                          {"history_run", run ? nlohmann::json(*run) : nlohmann::json()}}
                               .dump(2)
                               .c_str());

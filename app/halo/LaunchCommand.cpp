@@ -15,18 +15,22 @@ void add_launch_commands(CLI::App& app) {
   auto flags = std::make_shared<launch::NodeFlags>();
   l->add_option("--nproc", o->nproc, "ranks on this node (default: parallel.sp x parallel.dp / nnodes)")
       ->check(CLI::PositiveNumber);
-  l->add_option("--nnodes", flags->nnodes, "number of nodes, one `halo launch` each (default: $NNODES, $SLURM_NNODES, 1)")
+  l->add_option("--nnodes", flags->nnodes,
+                "number of nodes, one `halo launch` each (default: $NNODES, $SLURM_NNODES, 1)")
       ->check(CLI::Range(1, 1 << 16));
-  l->add_option("--node-rank", flags->node_rank, "this node's index in [0, nnodes) (default: $NODE_RANK, $SLURM_NODEID)")
+  l->add_option("--node-rank", flags->node_rank,
+                "this node's index in [0, nnodes) (default: $NODE_RANK, $SLURM_NODEID)")
       ->check(CLI::NonNegativeNumber);
-  l->add_option("--master-addr", flags->master_addr,
-                "node 0's address, multi-node only (default: $MASTER_ADDR, else the first host of $SLURM_JOB_NODELIST)");
+  l->add_option(
+      "--master-addr", flags->master_addr,
+      "node 0's address, multi-node only (default: $MASTER_ADDR, else the first host of $SLURM_JOB_NODELIST)");
   l->add_option("--set", o->overrides, "override a field: --set optim.lr=3e-4 (repeatable)");
   l->add_option("--resume", o->resume_dir, "continue the run in RUN_DIR from its latest checkpoint");
   l->add_option("--runs", o->runs_root, "folder for new run folders")->capture_default_str();
-  l->add_option("--master-port,--port", flags->master_port,
-                "rendezvous port (default: $MASTER_PORT, else a free one, or 29500 when multi-node; on one node a taken "
-                "port is replaced by a free one)");
+  l->add_option(
+      "--master-port,--port", flags->master_port,
+      "rendezvous port (default: $MASTER_PORT, else a free one, or 29500 when multi-node; on one node a taken "
+      "port is replaced by a free one)");
   l->add_flag("!--no-progress", o->progress, "no progress line");
   l->add_option("--db", o->db_path, "run history file (default: $HALO_DB, else ~/.local/share/halo/history.db)");
   l->callback([o, flags]() {

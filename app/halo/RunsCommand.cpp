@@ -84,8 +84,10 @@ std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.6g}
 void list(const RunsArgs& a) {
   const std::string path = HistoryDb::resolve_path(a.db);
   if (!std::filesystem::exists(path)) {
-    if (a.json) std::printf("[]\n");
-    else std::printf("no runs recorded yet (%s)\n", path.c_str());
+    if (a.json)
+      std::printf("[]\n");
+    else
+      std::printf("no runs recorded yet (%s)\n", path.c_str());
     return;
   }
   std::optional<store::RunStatus> status;
@@ -132,15 +134,20 @@ void show(const RunsArgs& a) {
     j["mean_step_ms"] = opt(db->mean_step_ms(r.id));
     j["metrics"] = nlohmann::json::array();
     for (const auto& m : sums)
-      j["metrics"].push_back({{"key", m.key}, {"points", m.points}, {"nans", m.nans}, {"best", opt(m.best)},
-                              {"last", opt(m.last)}});
+      j["metrics"].push_back(
+          {{"key", m.key}, {"points", m.points}, {"nans", m.nans}, {"best", opt(m.best)}, {"last", opt(m.last)}});
     j["ranks"] = nlohmann::json::array();
     for (const auto& p : peaks)
-      j["ranks"].push_back({{"rank", p.rank}, {"peak_bytes", p.peak}, {"reserved_bytes", p.reserved},
-                            {"rss_bytes", p.rss}, {"mean_step_ms", p.mean_step_ms}});
+      j["ranks"].push_back({{"rank", p.rank},
+                            {"peak_bytes", p.peak},
+                            {"reserved_bytes", p.reserved},
+                            {"rss_bytes", p.rss},
+                            {"mean_step_ms", p.mean_step_ms}});
     j["artifacts"] = nlohmann::json::array();
     for (const auto& x : arts)
-      j["artifacts"].push_back({{"kind", x.kind}, {"path", x.path}, {"sha256", x.sha256},
+      j["artifacts"].push_back({{"kind", x.kind},
+                                {"path", x.path},
+                                {"sha256", x.sha256},
                                 {"bytes", x.bytes ? nlohmann::json(*x.bytes) : nlohmann::json(nullptr)}});
     j["notes"] = nlohmann::json::array();
     for (const auto& n : notes) j["notes"].push_back({{"time", n.time}, {"text", n.text}});
@@ -199,7 +206,8 @@ void compare(const RunsArgs& a) {
     nlohmann::json e = run_json(r);
     e["mean_step_ms"] = opt(db->mean_step_ms(r.id));
     e["metrics"] = nlohmann::json::object();
-    for (const auto& m : db->metric_summaries(r.id)) e["metrics"][m.key] = {{"best", opt(m.best)}, {"last", opt(m.last)}};
+    for (const auto& m : db->metric_summaries(r.id))
+      e["metrics"][m.key] = {{"best", opt(m.best)}, {"last", opt(m.last)}};
     e["peak_bytes_per_rank"] = nlohmann::json::array();
     for (const auto& p : db->rank_peaks(r.id)) e["peak_bytes_per_rank"].push_back(p.peak);
     j["runs"].push_back(e);
@@ -213,7 +221,9 @@ void compare(const RunsArgs& a) {
     for (const auto& e : j["runs"]) std::printf(" %18s", cell(e).c_str());
     std::printf("\n");
   };
-  row("run", [](const nlohmann::json& e) { return fmt::format("{} {}", e["id"].get<int64_t>(), e["name"].get<std::string>()); });
+  row("run", [](const nlohmann::json& e) {
+    return fmt::format("{} {}", e["id"].get<int64_t>(), e["name"].get<std::string>());
+  });
   row("status", [](const nlohmann::json& e) { return e["status"].get<std::string>(); });
   row("steps", [](const nlohmann::json& e) { return std::to_string(e["steps"].get<int64_t>()); });
   row("mean step ms", [](const nlohmann::json& e) {
@@ -236,8 +246,9 @@ void compare(const RunsArgs& a) {
   for (const auto& e : j["runs"]) ranks = std::max(ranks, e["peak_bytes_per_rank"].size());
   for (size_t r = 0; r < ranks; ++r)
     row(fmt::format("peak MiB rank {}", r), [&](const nlohmann::json& e) {
-      return r < e["peak_bytes_per_rank"].size() ? fmt::format("{:.1f}", e["peak_bytes_per_rank"][r].get<double>() / 1048576.0)
-                                                  : std::string("-");
+      return r < e["peak_bytes_per_rank"].size()
+                 ? fmt::format("{:.1f}", e["peak_bytes_per_rank"][r].get<double>() / 1048576.0)
+                 : std::string("-");
     });
 }
 
@@ -251,12 +262,16 @@ void metrics(const RunsArgs& a) {
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
-  if (a.csv) std::printf("step,key,value\n");
-  else std::printf("%8s  %-24s %14s\n", "step", "key", "value");
+  if (a.csv)
+    std::printf("step,key,value\n");
+  else
+    std::printf("%8s  %-24s %14s\n", "step", "key", "value");
   for (const auto& p : pts) {
     const std::string v = p.value ? fmt::format("{:.9g}", *p.value) : "nan";
-    if (a.csv) std::printf("%lld,%s,%s\n", static_cast<long long>(p.step), p.key.c_str(), v.c_str());
-    else std::printf("%8lld  %-24s %14s\n", static_cast<long long>(p.step), p.key.c_str(), v.c_str());
+    if (a.csv)
+      std::printf("%lld,%s,%s\n", static_cast<long long>(p.step), p.key.c_str(), v.c_str());
+    else
+      std::printf("%8lld  %-24s %14s\n", static_cast<long long>(p.step), p.key.c_str(), v.c_str());
   }
 }
 
@@ -267,8 +282,9 @@ void edit(const RunsArgs& a, const std::string& what) {
   if (what == "note") db->add_note(r.id, a.text);
   if (what == "delete") {
     if (!a.yes) {
-      std::fprintf(stderr, "delete run %lld (%s, %s) from %s? Files on disk are kept. [y/N] ", static_cast<long long>(r.id),
-                   r.name.c_str(), store::to_string(r.status).c_str(), db->path().c_str());
+      std::fprintf(stderr, "delete run %lld (%s, %s) from %s? Files on disk are kept. [y/N] ",
+                   static_cast<long long>(r.id), r.name.c_str(), store::to_string(r.status).c_str(),
+                   db->path().c_str());
       std::string answer;
       std::getline(std::cin, answer);
       if (answer != "y" && answer != "Y" && answer != "yes") {
@@ -278,8 +294,10 @@ void edit(const RunsArgs& a, const std::string& what) {
     }
     db->delete_run(r.id);
   }
-  if (a.json) std::printf("%s\n", nlohmann::json({{"id", r.id}, {"ok", true}, {"action", what}}).dump().c_str());
-  else std::printf("run %lld: %s done\n", static_cast<long long>(r.id), what.c_str());
+  if (a.json)
+    std::printf("%s\n", nlohmann::json({{"id", r.id}, {"ok", true}, {"action", what}}).dump().c_str());
+  else
+    std::printf("run %lld: %s done\n", static_cast<long long>(r.id), what.c_str());
 }
 
 }  // namespace
@@ -300,7 +318,8 @@ void add_runs_commands(CLI::App& app) {
   l->add_option("--tag", la->tag, "only runs with this tag");
   auto [s, sa] = verb("show", "One run: config, metrics (best/last), memory per rank, artifacts, notes", &show);
   s->add_option("id", sa->id, "run id")->required();
-  auto [c, ca] = verb("compare", "Runs side by side: config differences, best/last metrics, peak memory, step time", &compare);
+  auto [c, ca] =
+      verb("compare", "Runs side by side: config differences, best/last metrics, peak memory, step time", &compare);
   c->add_option("ids", ca->ids, "two or more run ids")->required()->expected(2, 1000);
   auto [m, ma] = verb("metrics", "A run's metric values by step (table, --csv or --json)", &metrics);
   m->add_option("id", ma->id, "run id")->required();

@@ -25,11 +25,13 @@ std::array<int64_t, 4> parse_input(const std::string& s) {
       v[static_cast<size_t>(i)] = std::stoll(part, &used);
       if (used != part.size()) throw std::invalid_argument(part);
     } catch (const std::exception&) {
-      throw util::Error("--input '" + s + "': '" + part + "' is not an integer", "write it as V,C,H,W, e.g. 2,3,64,128");
+      throw util::Error("--input '" + s + "': '" + part + "' is not an integer",
+                        "write it as V,C,H,W, e.g. 2,3,64,128");
     }
     ++i;
   }
-  if (i != 4 || std::getline(in, part)) throw util::Error("--input '" + s + "' needs four numbers", "write it as V,C,H,W, e.g. 2,3,64,128");
+  if (i != 4 || std::getline(in, part))
+    throw util::Error("--input '" + s + "' needs four numbers", "write it as V,C,H,W, e.g. 2,3,64,128");
   return v;
 }
 
@@ -41,12 +43,14 @@ struct VerifyArgs {
 };
 
 void add_options(CLI::App* c, VerifyArgs& a) {
-  c->add_option("--arch", a.o.arch, "ConvNeXt variant (convnext_test, convnext_atto, ..., convnext_xxlarge)")->capture_default_str();
+  c->add_option("--arch", a.o.arch, "ConvNeXt variant (convnext_test, convnext_atto, ..., convnext_xxlarge)")
+      ->capture_default_str();
   c->add_option("--input", a.input, "V,C,H,W of one sample (V views)")->capture_default_str();
   c->add_option("--sp", a.o.sp, "ranks sharing one sample along W")->capture_default_str();
   c->add_option("--dp", a.o.dp, "data-parallel groups")->capture_default_str();
   c->add_flag("--checkpoint,!--no-checkpoint", a.o.checkpoint, "activation checkpointing per block in the sharded run");
-  c->add_flag("--overlap,!--no-overlap", a.o.overlap, "overlap halo exchange with interior convolution")->capture_default_str();
+  c->add_flag("--overlap,!--no-overlap", a.o.overlap, "overlap halo exchange with interior convolution")
+      ->capture_default_str();
   c->add_option("--dtype", a.o.dtype, "float64 or float32")->capture_default_str();
   c->add_option("--seed", a.o.seed, "seed of weights and data")->capture_default_str();
   c->add_option("--classes", a.o.num_classes, "classes of the head")->capture_default_str();
@@ -81,11 +85,12 @@ void add_verify_commands(CLI::App& app) {
     } else {
       std::printf("%-60s %12s\n", "quantity", "max rel err");
       for (const auto& r : rep.rows)
-        std::printf("%-60s %12.3e%s\n", r.quantity.c_str(), r.rel_error, r.rel_error > tol ? "  <-- above tolerance" : "");
-      std::printf("\n%s %s input %ld,%ld,%ld,%ld sp=%d dp=%d%s: worst %.3e, tolerance %.0e: %s\n", rep.options.arch.c_str(),
-                  rep.options.dtype.c_str(), rep.options.input[0], rep.options.input[1], rep.options.input[2],
-                  rep.options.input[3], rep.options.sp, rep.options.dp, rep.options.checkpoint ? " checkpoint" : "",
-                  rep.worst, tol, rep.ok ? "PASS" : "FAIL");
+        std::printf("%-60s %12.3e%s\n", r.quantity.c_str(), r.rel_error,
+                    r.rel_error > tol ? "  <-- above tolerance" : "");
+      std::printf("\n%s %s input %ld,%ld,%ld,%ld sp=%d dp=%d%s: worst %.3e, tolerance %.0e: %s\n",
+                  rep.options.arch.c_str(), rep.options.dtype.c_str(), rep.options.input[0], rep.options.input[1],
+                  rep.options.input[2], rep.options.input[3], rep.options.sp, rep.options.dp,
+                  rep.options.checkpoint ? " checkpoint" : "", rep.worst, tol, rep.ok ? "PASS" : "FAIL");
     }
     if (!rep.ok) throw CLI::RuntimeError(1);
   });

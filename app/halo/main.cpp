@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <exception>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "Commands.h"
 #include "util/Error.h"

@@ -13,8 +13,10 @@ int main(int argc, char** argv) {
   halo::gui::MainWindow w;
   const QStringList args = QApplication::arguments().mid(1);
   const QString arg = args.isEmpty() ? QString() : args.front();
-  if (!arg.isEmpty() && QFileInfo(arg).isDir()) w.open_run(arg);
-  else w.load_experiment(arg.isEmpty() ? QDir(halo::gui::SetupForm::experiments_dir()).filePath("quickstart.json") : arg);
+  if (!arg.isEmpty() && QFileInfo(arg).isDir())
+    w.open_run(arg);
+  else
+    w.load_experiment(arg.isEmpty() ? QDir(halo::gui::SetupForm::experiments_dir()).filePath("quickstart.json") : arg);
   w.show();
   return QApplication::exec();
 }

@@ -46,12 +46,13 @@ void check_frame(const std::filesystem::path& root, const FrameRef& ref, Segment
   for (size_t i = 0; i < f.annotation->elements.size(); ++i) {
     const auto& b = f.annotation->elements[i].box;
     const bool ordered = b[0] <= b[2] && b[1] <= b[3];
-    const bool inside = front.width == 0 || (b[0] >= -1 && b[1] >= -1 && b[2] <= front.width + 1 && b[3] <= front.height + 1);
+    const bool inside =
+        front.width == 0 || (b[0] >= -1 && b[1] >= -1 && b[2] <= front.width + 1 && b[3] <= front.height + 1);
     if (!ordered || !inside)
-      seg.problems.push_back(fmt::format("{}: annotation.traffic_element[{}].points [[{}, {}], [{}, {}]] {} the {}x{} front view",
-                                         frame_json_path(root, ref).string(), i, b[0], b[1], b[2], b[3],
-                                         ordered ? "lie outside" : "are not top-left, bottom-right in", front.width,
-                                         front.height));
+      seg.problems.push_back(
+          fmt::format("{}: annotation.traffic_element[{}].points [[{}, {}], [{}, {}]] {} the {}x{} front view",
+                      frame_json_path(root, ref).string(), i, b[0], b[1], b[2], b[3],
+                      ordered ? "lie outside" : "are not top-left, bottom-right in", front.width, front.height));
   }
 }
 

@@ -17,10 +17,10 @@ struct Camera {
   std::string name;        // e.g. "ring_front_center"
   std::string image_path;  // as written in the JSON, relative to the dataset root
   int64_t width = 0, height = 0;
-  Mat3 K{};                // intrinsic matrix
+  Mat3 K{};  // intrinsic matrix
   std::vector<double> distortion;
-  Mat3 rotation{};         // camera -> ego rotation
-  Vec3 translation{};      // camera -> ego translation (m); ego frame: x forward, y left, z up
+  Mat3 rotation{};     // camera -> ego rotation
+  Vec3 translation{};  // camera -> ego translation (m); ego frame: x forward, y left, z up
 };
 
 struct LaneCenterline {
@@ -32,8 +32,8 @@ struct LaneCenterline {
 struct TrafficElement {
   int64_t id = 0;
   int64_t category = 0;
-  int64_t attribute = 0;            // 0..12
-  std::array<double, 4> box{};      // x1, y1, x2, y2 in front-view pixels
+  int64_t attribute = 0;        // 0..12
+  std::array<double, 4> box{};  // x1, y1, x2, y2 in front-view pixels
 };
 
 struct Annotation {
@@ -44,16 +44,16 @@ struct Annotation {
 };
 
 struct Pose {
-  Mat3 rotation{};     // ego -> world
+  Mat3 rotation{};  // ego -> world
   Vec3 translation{};
 };
 
 struct Frame {
   std::string version;
-  std::string split;       // "train", "val", "test"
+  std::string split;  // "train", "val", "test"
   std::string segment_id;
-  std::string timestamp;   // as in the file name, without ".json"
-  std::string meta_json;   // meta_data, kept verbatim
+  std::string timestamp;        // as in the file name, without ".json"
+  std::string meta_json;        // meta_data, kept verbatim
   std::vector<Camera> cameras;  // front view first
   Pose pose;
   std::optional<Annotation> annotation;  // absent in test splits

@@ -18,11 +18,10 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> kSubsetA = {"ring_front_center", "ring_front_left", "ring_front_right",
-                                           "ring_rear_left",    "ring_rear_right", "ring_side_left",
-                                           "ring_side_right"};
-const std::vector<std::string> kSubsetB = {"CAM_FRONT", "CAM_FRONT_LEFT",  "CAM_FRONT_RIGHT",
-                                           "CAM_BACK",  "CAM_BACK_LEFT", "CAM_BACK_RIGHT"};
+const std::vector<std::string> kSubsetA = {"ring_front_center", "ring_front_left", "ring_front_right", "ring_rear_left",
+                                           "ring_rear_right",   "ring_side_left",  "ring_side_right"};
+const std::vector<std::string> kSubsetB = {"CAM_FRONT", "CAM_FRONT_LEFT", "CAM_FRONT_RIGHT",
+                                           "CAM_BACK",  "CAM_BACK_LEFT",  "CAM_BACK_RIGHT"};
 
 // A position in the JSON document ("annotation.lane_centerline[3].points[17][2]") for messages.
 class Field {
@@ -98,7 +97,8 @@ class Field {
     for (size_t r = 0; r < rows; ++r) {
       const Field row = at(r);
       if (!row.value().is_array() || row.value().size() != cols)
-        row.fail(fmt::format("has {} columns, expected {} ({})", row.value().is_array() ? row.value().size() : 0, cols, what),
+        row.fail(fmt::format("has {} columns, expected {} ({})", row.value().is_array() ? row.value().size() : 0, cols,
+                             what),
                  "the topology matrices must match the numbers of lanes and traffic elements");
       for (size_t c = 0; c < cols; ++c) {
         const Field e = row.at(c);
@@ -158,7 +158,8 @@ LaneCenterline parse_lane(const Field& f) {
   if (n < 2) pts.fail(fmt::format("has {} points, expected at least 2 (201 in OpenLane-V2)", n));
   l.points.reserve(n);
   for (size_t i = 0; i < n; ++i) l.points.push_back(pts.at(i).vec3());
-  if (f.has("is_intersection_or_connector")) l.is_intersection_or_connector = f["is_intersection_or_connector"].boolean();
+  if (f.has("is_intersection_or_connector"))
+    l.is_intersection_or_connector = f["is_intersection_or_connector"].boolean();
   return l;
 }
 
@@ -254,17 +255,16 @@ Frame parse_frame(const json& j, const FrameRef& ref, const std::string& source)
   fr.meta_json = doc["meta_data"].value().dump();
 
   const Field sensor = doc["sensor"];
-  if (!sensor.value().is_object() || sensor.value().empty())
-    sensor.fail("must be an object with one entry per camera");
+  if (!sensor.value().is_object() || sensor.value().empty()) sensor.fail("must be an object with one entry per camera");
   for (const auto& [name, _] : sensor.value().items()) fr.cameras.push_back(parse_camera(sensor[name.c_str()], name));
-  std::stable_sort(fr.cameras.begin(), fr.cameras.end(), [](const Camera& a, const Camera& b) {
-    return camera_rank(a.name) < camera_rank(b.name);
-  });
+  std::stable_sort(fr.cameras.begin(), fr.cameras.end(),
+                   [](const Camera& a, const Camera& b) { return camera_rank(a.name) < camera_rank(b.name); });
 
   const Field pose = doc["pose"];
   fr.pose.rotation = pose["rotation"].mat3();
   fr.pose.translation = pose["translation"].vec3();
-  if (doc.has("annotation") && !doc.value()["annotation"].is_null()) fr.annotation = parse_annotation(doc["annotation"]);
+  if (doc.has("annotation") && !doc.value()["annotation"].is_null())
+    fr.annotation = parse_annotation(doc["annotation"]);
   return fr;
 }
 

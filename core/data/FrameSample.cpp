@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <opencv2/imgproc.hpp>
 #include <torch/torch.h>
+#include <opencv2/imgproc.hpp>
 
 #include "data/ImageFile.h"
 #include "data/Polyline.h"
@@ -62,7 +62,7 @@ FrameTargets make_targets(const Annotation& a, const std::array<double, 4>& fron
     for (int k = 0; k < kLanePoints; ++k)
       for (int c = 0; c < 3; ++c) lp[i][k][c] = static_cast<float>(pts[k][c]);
   }
-  t.te_boxes = torch::zeros({T, 4}, torch::kFloat);  // (T, 4)
+  t.te_boxes = torch::zeros({T, 4}, torch::kFloat);   // (T, 4)
   t.te_attributes = torch::zeros({T}, torch::kLong);  // (T)
   auto bx = t.te_boxes.accessor<float, 2>();
   auto at = t.te_attributes.accessor<int64_t, 1>();

@@ -18,7 +18,9 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-ojson mat(const Mat3& m) { return {{m[0][0], m[0][1], m[0][2]}, {m[1][0], m[1][1], m[1][2]}, {m[2][0], m[2][1], m[2][2]}}; }
+ojson mat(const Mat3& m) {
+  return {{m[0][0], m[0][1], m[0][2]}, {m[1][0], m[1][1], m[1][2]}, {m[2][0], m[2][1], m[2][2]}};
+}
 ojson vec(const Vec3& v) { return {v[0], v[1], v[2]}; }
 
 ojson annotation_json(const Annotation& a) {
@@ -46,8 +48,8 @@ ojson frame_to_json(const Frame& f) {
   ojson sensor = ojson::object();
   for (const auto& c : f.cameras) {
     ojson cam = {{"image_path", c.image_path},
-                {"extrinsic", {{"rotation", mat(c.rotation)}, {"translation", vec(c.translation)}}},
-                {"intrinsic", {{"K", mat(c.K)}, {"distortion", c.distortion}}}};
+                 {"extrinsic", {{"rotation", mat(c.rotation)}, {"translation", vec(c.translation)}}},
+                 {"intrinsic", {{"K", mat(c.K)}, {"distortion", c.distortion}}}};
     if (standard_image_size(c.name) != std::pair<int64_t, int64_t>{c.width, c.height})
       cam["image_size"] = {c.width, c.height};
     sensor[c.name] = cam;

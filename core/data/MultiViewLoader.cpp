@@ -23,7 +23,8 @@ void check_options(const LoaderOptions& o) {
   if (o.workers <= 0) bad(fmt::format("{} worker threads", o.workers), "use at least 1 worker");
   if (o.pad_stride <= 0) bad(fmt::format("pad stride {} is not positive", o.pad_stride), "use e.g. 32");
   if (o.shard_count <= 0 || o.shard_index < 0 || o.shard_index >= o.shard_count)
-    bad(fmt::format("shard {} of {} does not exist", o.shard_index, o.shard_count), "use 0 <= shard_index < shard_count");
+    bad(fmt::format("shard {} of {} does not exist", o.shard_index, o.shard_count),
+        "use 0 <= shard_index < shard_count");
   const int64_t wp = padded_size(o).second;
   const int64_t end = o.stripe_end < 0 ? wp : o.stripe_end;
   if (o.stripe_begin < 0 || end <= o.stripe_begin || end > wp)
@@ -69,13 +70,15 @@ void MultiViewLoader::start_epoch(int64_t epoch) {
   std::iota(perm.begin(), perm.end(), size_t{0});
   if (options_.shuffle) {
     SynthRandom rng(options_.seed, 0x5EED0000ULL + static_cast<uint64_t>(epoch), 17);
-    for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[static_cast<size_t>(rng.integer(0, static_cast<int64_t>(i) - 1))]);
+    for (size_t i = perm.size(); i > 1; --i)
+      std::swap(perm[i - 1], perm[static_cast<size_t>(rng.integer(0, static_cast<int64_t>(i) - 1))]);
   }
   // Every shard gets the same number of frames (the remainder is dropped this epoch).
   const size_t per_shard = perm.size() / static_cast<size_t>(options_.shard_count);
   std::vector<FrameRef> order;
   for (size_t i = 0; i < per_shard; ++i)
-    order.push_back(refs_[perm[i * static_cast<size_t>(options_.shard_count) + static_cast<size_t>(options_.shard_index)]]);
+    order.push_back(
+        refs_[perm[i * static_cast<size_t>(options_.shard_count) + static_cast<size_t>(options_.shard_index)]]);
   {
     std::lock_guard lock(mu_);
     order_ = std::move(order);
@@ -123,11 +126,13 @@ std::optional<FrameBatch> MultiViewLoader::next() {
     } else if (options_.skip_bad) {
       ++skipped_;
     } else {
-      throw util::Error(r.error, r.hint.empty() ? "fix or remove the frame, or set skip_bad to skip bad frames" : r.hint);
+      throw util::Error(r.error,
+                        r.hint.empty() ? "fix or remove the frame, or set skip_bad to skip bad frames" : r.hint);
     }
   }
   lock.unlock();
-  if (samples.empty() || (options_.drop_last && static_cast<int64_t>(samples.size()) < options_.batch)) return std::nullopt;
+  if (samples.empty() || (options_.drop_last && static_cast<int64_t>(samples.size()) < options_.batch))
+    return std::nullopt;
   return collate(samples);
 }
 

@@ -36,7 +36,7 @@ class MultiViewLoader {
 
   int64_t frames() const { return static_cast<int64_t>(refs_.size()); }
   int64_t batches_per_epoch() const;
-  int64_t skipped() const;                                 // bad frames skipped so far
+  int64_t skipped() const;                                             // bad frames skipped so far
   const std::vector<FrameRef>& epoch_order() const { return order_; }  // this shard's frames
   const LoaderOptions& options() const { return options_; }
   std::pair<int64_t, int64_t> padded_size() const { return data::padded_size(options_); }

@@ -8,7 +8,8 @@ namespace halo::data {
 
 double polyline_length(const std::vector<Vec3>& p) {
   double len = 0;
-  for (size_t i = 1; i < p.size(); ++i) len += std::hypot(p[i][0] - p[i - 1][0], p[i][1] - p[i - 1][1], p[i][2] - p[i - 1][2]);
+  for (size_t i = 1; i < p.size(); ++i)
+    len += std::hypot(p[i][0] - p[i - 1][0], p[i][1] - p[i - 1][1], p[i][2] - p[i - 1][2]);
   return len;
 }
 

@@ -11,7 +11,7 @@ namespace halo::data {
 
 struct SynthOptions {
   std::filesystem::path out;
-  char subset = 'A';          // 'A': 7 Argoverse 2 cameras, 'B': 6 nuScenes cameras
+  char subset = 'A';  // 'A': 7 Argoverse 2 cameras, 'B': 6 nuScenes cameras
   int segments = 1, frames = 1;
   uint64_t seed = 0;
   std::string split = "train";  // "test" frames are written without annotation

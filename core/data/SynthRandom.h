@@ -21,9 +21,13 @@ class SynthRandom {
     return z ^ (z >> 31);
   }
   // Uniform in [lo, hi).
-  double uniform(double lo = 0.0, double hi = 1.0) { return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  double uniform(double lo = 0.0, double hi = 1.0) {
+    return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1.0p-53;
+  }
   // Uniform integer in [lo, hi].
-  int64_t integer(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+  int64_t integer(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
   bool chance(double p) { return uniform() < p; }
 
  private:

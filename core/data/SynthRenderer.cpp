@@ -17,13 +17,15 @@ constexpr int kShift = 4;  // sub-pixel bits for OpenCV drawing
 constexpr double kOne = 1 << kShift;
 constexpr double kLaneHalfWidth = 2.0;  // a little over half a lane: no gaps between lanes
 
-const cv::Scalar kPalette[13] = {{128, 128, 128}, {40, 40, 230},  {60, 200, 60},  {30, 210, 230}, {200, 120, 20},
-                                 {220, 60, 160},  {160, 60, 220}, {90, 90, 200},  {200, 200, 90}, {30, 130, 240},
+const cv::Scalar kPalette[13] = {{128, 128, 128}, {40, 40, 230},  {60, 200, 60}, {30, 210, 230}, {200, 120, 20},
+                                 {220, 60, 160},  {160, 60, 220}, {90, 90, 200}, {200, 200, 90}, {30, 130, 240},
                                  {130, 30, 120},  {240, 200, 60}, {60, 240, 180}};
 
 bool usable(const Vec3& px) { return px[2] > 0.1 && std::abs(px[0]) < 1e5 && std::abs(px[1]) < 1e5; }
 
-cv::Point sub(const Vec3& px) { return {static_cast<int>(std::lround(px[0] * kOne)), static_cast<int>(std::lround(px[1] * kOne))}; }
+cv::Point sub(const Vec3& px) {
+  return {static_cast<int>(std::lround(px[0] * kOne)), static_cast<int>(std::lround(px[1] * kOne))};
+}
 
 uint32_t cell_hash(int64_t x, int64_t y) {
   uint64_t h = static_cast<uint64_t>(x) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(y) * 0xC2B2AE3D27D4EB4FULL;
@@ -44,14 +46,16 @@ void draw_background(cv::Mat& img, const Frame& frame, const Camera& cam) {
       const double dz = R[2][0] * rx + R[2][1] * ry + R[2][2];
       if (dz >= -1e-3) {  // sky: brighter towards the horizon
         const double t = std::min(1.0, dz * 3.0);
-        row[u] = cv::Vec3b(static_cast<uint8_t>(235 - 60 * t), static_cast<uint8_t>(215 - 70 * t), static_cast<uint8_t>(190 - 90 * t));
+        row[u] = cv::Vec3b(static_cast<uint8_t>(235 - 60 * t), static_cast<uint8_t>(215 - 70 * t),
+                           static_cast<uint8_t>(190 - 90 * t));
         continue;
       }
       const double t = -cam.translation[2] / dz;  // hit of the ground plane z = 0
       const double ex = cam.translation[0] + t * dx, ey = cam.translation[1] + t * dy;
       const double wx = P.rotation[0][0] * ex + P.rotation[0][1] * ey + P.translation[0];
       const double wy = P.rotation[1][0] * ex + P.rotation[1][1] * ey + P.translation[1];
-      const int n = static_cast<int>(cell_hash(static_cast<int64_t>(std::floor(wx / 3)), static_cast<int64_t>(std::floor(wy / 3))) % 24);
+      const int n = static_cast<int>(
+          cell_hash(static_cast<int64_t>(std::floor(wx / 3)), static_cast<int64_t>(std::floor(wy / 3))) % 24);
       const double fade = std::min(1.0, t / 150.0);
       const auto mix = [&](double g, double h) { return static_cast<uint8_t>(g * (1 - fade) + h * fade); };
       row[u] = cv::Vec3b(mix(70 + n, 170), mix(115 + n, 180), mix(95 + n, 175));
@@ -94,31 +98,57 @@ void draw_lanes(cv::Mat& img, const Camera& cam, const Annotation& a, int thickn
 void draw_glyph(cv::Mat& img, const cv::Rect2d& r, int64_t attribute, int thickness) {
   const cv::Point2d c(r.x + r.width / 2, r.y + r.height / 2);
   const double s = std::min(r.width, r.height) * 0.35;
-  const auto P = [&](double dx, double dy) { return cv::Point(static_cast<int>(std::lround((c.x + dx * s) * kOne)), static_cast<int>(std::lround((c.y + dy * s) * kOne))); };
+  const auto P = [&](double dx, double dy) {
+    return cv::Point(static_cast<int>(std::lround((c.x + dx * s) * kOne)),
+                     static_cast<int>(std::lround((c.y + dy * s) * kOne)));
+  };
   const cv::Scalar white(250, 250, 250);
-  const auto arrow = [&](double dx, double dy) { cv::arrowedLine(img, P(-dx, -dy), P(dx, dy), white, thickness, cv::LINE_8, kShift, 0.4); };
+  const auto arrow = [&](double dx, double dy) {
+    cv::arrowedLine(img, P(-dx, -dy), P(dx, dy), white, thickness, cv::LINE_8, kShift, 0.4);
+  };
   switch (attribute) {
-    case 4: arrow(0, -1); break;
-    case 5: case 7: arrow(-1, 0); break;
-    case 6: case 8: arrow(1, 0); break;
-    case 9: case 10: cv::ellipse(img, P(0, 0), cv::Size(static_cast<int>(s * kOne * 0.6), static_cast<int>(s * kOne * 0.8)), 0, 180, 360, white, thickness, cv::LINE_8, kShift); break;
-    case 11: arrow(-0.7, -0.7); break;
-    case 12: arrow(0.7, -0.7); break;
-    default: break;
+    case 4:
+      arrow(0, -1);
+      break;
+    case 5:
+    case 7:
+      arrow(-1, 0);
+      break;
+    case 6:
+    case 8:
+      arrow(1, 0);
+      break;
+    case 9:
+    case 10:
+      cv::ellipse(img, P(0, 0), cv::Size(static_cast<int>(s * kOne * 0.6), static_cast<int>(s * kOne * 0.8)), 0, 180,
+                  360, white, thickness, cv::LINE_8, kShift);
+      break;
+    case 11:
+      arrow(-0.7, -0.7);
+      break;
+    case 12:
+      arrow(0.7, -0.7);
+      break;
+    default:
+      break;
   }
-  if (attribute == 7 || attribute == 8 || attribute == 10) cv::line(img, P(-1, -1), P(1, 1), cv::Scalar(20, 20, 200), thickness, cv::LINE_8, kShift);
+  if (attribute == 7 || attribute == 8 || attribute == 10)
+    cv::line(img, P(-1, -1), P(1, 1), cv::Scalar(20, 20, 200), thickness, cv::LINE_8, kShift);
 }
 
 void draw_elements(cv::Mat& img, const Annotation& a, int thickness) {
   for (const auto& t : a.elements) {
     const cv::Rect2d r(t.box[0], t.box[1], t.box[2] - t.box[0], t.box[3] - t.box[1]);
     const cv::Point tl(static_cast<int>(std::lround(r.x * kOne)), static_cast<int>(std::lround(r.y * kOne)));
-    const cv::Point br(static_cast<int>(std::lround((r.x + r.width) * kOne)), static_cast<int>(std::lround((r.y + r.height) * kOne)));
+    const cv::Point br(static_cast<int>(std::lround((r.x + r.width) * kOne)),
+                       static_cast<int>(std::lround((r.y + r.height) * kOne)));
     if (t.category == 1) {  // traffic light: dark housing, the lit lamp at its attribute's place
       cv::rectangle(img, tl, br, cv::Scalar(25, 25, 25), cv::FILLED, cv::LINE_8, kShift);
       const double slot = t.attribute == 1 ? 0.2 : t.attribute == 3 ? 0.5 : t.attribute == 2 ? 0.8 : 0.5;
-      const cv::Point c(static_cast<int>(std::lround((r.x + r.width / 2) * kOne)), static_cast<int>(std::lround((r.y + r.height * slot) * kOne)));
-      cv::circle(img, c, static_cast<int>(std::max(1.0, r.width * 0.4) * kOne), attribute_colour(t.attribute), cv::FILLED, cv::LINE_8, kShift);
+      const cv::Point c(static_cast<int>(std::lround((r.x + r.width / 2) * kOne)),
+                        static_cast<int>(std::lround((r.y + r.height * slot) * kOne)));
+      cv::circle(img, c, static_cast<int>(std::max(1.0, r.width * 0.4) * kOne), attribute_colour(t.attribute),
+                 cv::FILLED, cv::LINE_8, kShift);
     } else {  // road sign: attribute-coloured face with a white border and an arrow glyph
       cv::rectangle(img, tl, br, attribute_colour(t.attribute), cv::FILLED, cv::LINE_8, kShift);
       cv::rectangle(img, tl, br, cv::Scalar(250, 250, 250), std::max(1, thickness / 2), cv::LINE_8, kShift);

@@ -16,14 +16,16 @@ struct Mount {
 };
 
 // Argoverse 2 ring cameras: the front centre one is portrait (1550 x 2048).
-const Mount kRingA[] = {{"ring_front_center", 0, 1.63, 0.00, 1.44, 1773},  {"ring_front_left", 45, 1.55, 0.48, 1.44, 1686},
-                        {"ring_front_right", -45, 1.55, -0.48, 1.44, 1686}, {"ring_rear_left", 153, -0.10, 0.62, 1.44, 1686},
-                        {"ring_rear_right", -153, -0.10, -0.62, 1.44, 1686}, {"ring_side_left", 99, 1.27, 0.91, 1.44, 1686},
-                        {"ring_side_right", -99, 1.27, -0.91, 1.44, 1686}};
+const Mount kRingA[] = {
+    {"ring_front_center", 0, 1.63, 0.00, 1.44, 1773},    {"ring_front_left", 45, 1.55, 0.48, 1.44, 1686},
+    {"ring_front_right", -45, 1.55, -0.48, 1.44, 1686},  {"ring_rear_left", 153, -0.10, 0.62, 1.44, 1686},
+    {"ring_rear_right", -153, -0.10, -0.62, 1.44, 1686}, {"ring_side_left", 99, 1.27, 0.91, 1.44, 1686},
+    {"ring_side_right", -99, 1.27, -0.91, 1.44, 1686}};
 // nuScenes: six 1600 x 900 cameras, the rear one with a wider lens.
-const Mount kRingB[] = {{"CAM_FRONT", 0, 1.70, 0.02, 1.51, 1266},       {"CAM_FRONT_LEFT", 55, 1.52, 0.49, 1.51, 1257},
-                        {"CAM_FRONT_RIGHT", -55, 1.50, -0.49, 1.52, 1260}, {"CAM_BACK", 180, 0.03, 0.00, 1.58, 809},
-                        {"CAM_BACK_LEFT", 110, 1.04, 0.48, 1.56, 1257},   {"CAM_BACK_RIGHT", -110, 1.03, -0.48, 1.57, 1260}};
+const Mount kRingB[] = {
+    {"CAM_FRONT", 0, 1.70, 0.02, 1.51, 1266},          {"CAM_FRONT_LEFT", 55, 1.52, 0.49, 1.51, 1257},
+    {"CAM_FRONT_RIGHT", -55, 1.50, -0.49, 1.52, 1260}, {"CAM_BACK", 180, 0.03, 0.00, 1.58, 809},
+    {"CAM_BACK_LEFT", 110, 1.04, 0.48, 1.56, 1257},    {"CAM_BACK_RIGHT", -110, 1.03, -0.48, 1.57, 1260}};
 
 constexpr double kDeg = M_PI / 180.0;
 
@@ -60,7 +62,9 @@ std::vector<Camera> synth_rig(char subset, double image_scale, SynthRandom& rng)
     c.height = std::max<int64_t>(8, std::lround(h * image_scale));
     const double sx = static_cast<double>(c.width) / w, sy = static_cast<double>(c.height) / h;
     const double f = m->focal * rng.uniform(0.99, 1.01);
-    c.K = {{{f * sx, 0.0, (w / 2.0 + rng.uniform(-4, 4)) * sx}, {0.0, f * sy, (h / 2.0 + rng.uniform(-4, 4)) * sy}, {0.0, 0.0, 1.0}}};
+    c.K = {{{f * sx, 0.0, (w / 2.0 + rng.uniform(-4, 4)) * sx},
+            {0.0, f * sy, (h / 2.0 + rng.uniform(-4, 4)) * sy},
+            {0.0, 0.0, 1.0}}};
     c.distortion = {0.0, 0.0, 0.0};
     c.rotation = camera_rotation((m->yaw_deg + rng.uniform(-0.5, 0.5)) * kDeg, rng.uniform(-0.5, 1.5) * kDeg,
                                  rng.uniform(-0.3, 0.3) * kDeg);

@@ -89,7 +89,8 @@ Vec3 SynthSegment::connector_point(int lane, int boundary, bool left, double phi
 }
 
 bool SynthSegment::is_intersection(int b) const {
-  return SynthRandom(seed_, 7919u * (split_base(split_) + index_ + 1), static_cast<uint64_t>(b + (1 << 20))).chance(0.6);
+  return SynthRandom(seed_, 7919u * (split_base(split_) + index_ + 1), static_cast<uint64_t>(b + (1 << 20)))
+      .chance(0.6);
 }
 
 std::vector<SynthSegment::Sign> SynthSegment::signs_at(int b) const {
@@ -101,20 +102,39 @@ std::vector<SynthSegment::Sign> SynthSegment::signs_at(int b) const {
   // Traffic lights over the lanes (one per one or two lanes), category 1, attribute 0..3.
   for (int k = 0, j = 0; k < lanes_; ++j) {
     const int span = std::min<int>(lanes_ - k, static_cast<int>(rng.integer(1, 2)));
-    Sign t{base + 60 + j, 1, rng.chance(0.1) ? 0 : rng.integer(1, 3), s + rng.uniform(3, 6),
-           (lane_offset(k) + lane_offset(k + span - 1)) / 2, rng.uniform(5.0, 6.0), 0.5, 1.3, {}, b};
+    Sign t{base + 60 + j,
+           1,
+           rng.chance(0.1) ? 0 : rng.integer(1, 3),
+           s + rng.uniform(3, 6),
+           (lane_offset(k) + lane_offset(k + span - 1)) / 2,
+           rng.uniform(5.0, 6.0),
+           0.5,
+           1.3,
+           {},
+           b};
     for (int i = 0; i < span; ++i) t.lanes.push_back(k + i);
     out.push_back(t);
     k += span;
   }
   // A road sign at the right road side, category 2, attribute 4..12.
   if (rng.chance(0.8)) {
-    Sign t{base + 80, 2, rng.integer(4, 12), s - rng.uniform(6, 12), lane_offset(lanes_ - 1) - lane_width_ / 2 - 1.5,
-           rng.uniform(2.2, 3.0), 1.0, 1.0, {}, b};
+    Sign t{base + 80,
+           2,
+           rng.integer(4, 12),
+           s - rng.uniform(6, 12),
+           lane_offset(lanes_ - 1) - lane_width_ / 2 - 1.5,
+           rng.uniform(2.2, 3.0),
+           1.0,
+           1.0,
+           {},
+           b};
     const int64_t a = t.attribute;
-    if (a == 5 || a == 7 || a == 9 || a == 10 || a == 11) t.lanes = {0};
-    else if (a == 6 || a == 8 || a == 12) t.lanes = {lanes_ - 1};
-    else for (int k = 0; k < lanes_; ++k) t.lanes.push_back(k);
+    if (a == 5 || a == 7 || a == 9 || a == 10 || a == 11)
+      t.lanes = {0};
+    else if (a == 6 || a == 8 || a == 12)
+      t.lanes = {lanes_ - 1};
+    else
+      for (int k = 0; k < lanes_; ++k) t.lanes.push_back(k);
     out.push_back(t);
   }
   return out;
@@ -177,7 +197,8 @@ void SynthSegment::add_lanes(const Pose& pose, double se, Annotation& a) const {
 
 void SynthSegment::add_elements(const Frame& frame, double se, Annotation& a) const {
   const Camera& cam = frame.cameras.front();
-  const int b0 = static_cast<int>(std::floor(se / piece_length_)), b1 = static_cast<int>(std::ceil((se + 90) / piece_length_));
+  const int b0 = static_cast<int>(std::floor(se / piece_length_)),
+            b1 = static_cast<int>(std::ceil((se + 90) / piece_length_));
   for (int b = b0; b <= b1; ++b) {
     for (const Sign& t : signs_at(b)) {
       if (t.s < se + 5 || t.s > se + 80) continue;
@@ -211,9 +232,11 @@ Frame SynthSegment::frame(int f) const {
   fr.split = split_;
   fr.segment_id = segment_id_;
   fr.timestamp = timestamp_at(f);
-  fr.meta_json = nlohmann::json{{"source", "halo_synth"}, {"source_id", fmt::format("seed{}-{}", seed_, segment_id_)}}.dump();
+  fr.meta_json =
+      nlohmann::json{{"source", "halo_synth"}, {"source_id", fmt::format("seed{}-{}", seed_, segment_id_)}}.dump();
   fr.cameras = rig_;
-  for (auto& c : fr.cameras) c.image_path = fmt::format("{}/{}/image/{}/{}.jpg", split_, segment_id_, c.name, fr.timestamp);
+  for (auto& c : fr.cameras)
+    c.image_path = fmt::format("{}/{}/image/{}/{}.jpg", split_, segment_id_, c.name, fr.timestamp);
   fr.pose = pose_at(f);
   Annotation a;
   add_lanes(fr.pose, ego_s(f), a);

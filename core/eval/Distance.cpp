@@ -25,8 +25,10 @@ double euclidean(const data::Vec3& a, const data::Vec3& b) { return std::sqrt(sq
 double box_gap(const Curve& a, const Curve& b) {
   double gap2 = 0;
   for (int k = 0; k < 3; ++k) {
-    auto [amin, amax] = std::minmax_element(a.begin(), a.end(), [k](const auto& p, const auto& q) { return p[k] < q[k]; });
-    auto [bmin, bmax] = std::minmax_element(b.begin(), b.end(), [k](const auto& p, const auto& q) { return p[k] < q[k]; });
+    auto [amin, amax] =
+        std::minmax_element(a.begin(), a.end(), [k](const auto& p, const auto& q) { return p[k] < q[k]; });
+    auto [bmin, bmax] =
+        std::minmax_element(b.begin(), b.end(), [k](const auto& p, const auto& q) { return p[k] < q[k]; });
     const double d = std::max({0.0, (*bmin)[k] - (*amax)[k], (*amin)[k] - (*bmax)[k]});
     gap2 += d * d;
   }
@@ -61,9 +63,15 @@ Scalar apply(const Scalar& a, const Scalar& b, Op op) {
   return {k, op(a.v, b.v)};
 }
 
-Scalar sub(const Scalar& a, const Scalar& b) { return apply(a, b, [](auto x, auto y) { return x - y; }); }
-Scalar mul(const Scalar& a, const Scalar& b) { return apply(a, b, [](auto x, auto y) { return x * y; }); }
-Scalar add(const Scalar& a, const Scalar& b) { return apply(a, b, [](auto x, auto y) { return x + y; }); }
+Scalar sub(const Scalar& a, const Scalar& b) {
+  return apply(a, b, [](auto x, auto y) { return x - y; });
+}
+Scalar mul(const Scalar& a, const Scalar& b) {
+  return apply(a, b, [](auto x, auto y) { return x * y; });
+}
+Scalar add(const Scalar& a, const Scalar& b) {
+  return apply(a, b, [](auto x, auto y) { return x + y; });
+}
 // Python's max(a, b) / min(a, b): the first argument unless the second is strictly better.
 Scalar py_max(const Scalar& a, const Scalar& b) { return b.v > a.v ? b : a; }
 Scalar py_min(const Scalar& a, const Scalar& b) { return b.v < a.v ? b : a; }
@@ -77,10 +85,14 @@ double frechet_distance(const Curve& gt, const Curve& pred) {
   for (size_t i = 0; i < n; ++i) {
     for (size_t j = 0; j < m; ++j) {
       const double c = squared(pred[i], gt[j]);
-      if (i == 0 && j == 0) cur[j] = c;
-      else if (i == 0) cur[j] = std::max(cur[j - 1], c);
-      else if (j == 0) cur[j] = std::max(prev[0], c);
-      else cur[j] = std::max(std::min({prev[j], cur[j - 1], prev[j - 1]}), c);
+      if (i == 0 && j == 0)
+        cur[j] = c;
+      else if (i == 0)
+        cur[j] = std::max(cur[j - 1], c);
+      else if (j == 0)
+        cur[j] = std::max(prev[0], c);
+      else
+        cur[j] = std::max(std::min({prev[j], cur[j - 1], prev[j - 1]}), c);
     }
     std::swap(prev, cur);
   }

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cmath>
 #include <mutex>
-#include <thread>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -109,7 +109,8 @@ void check_prediction(const std::string& key, const FramePrediction& p) {
   for (size_t i = 0; i < p.lanes.size(); ++i) {
     const std::string where = fmt::format("{}/lane_centerline[{}]", at, i);
     if (p.lanes[i].points.empty())
-      throw util::Error(fmt::format("prediction {}/points is empty", where), "give each lane at least one (x, y, z) point");
+      throw util::Error(fmt::format("prediction {}/points is empty", where),
+                        "give each lane at least one (x, y, z) point");
     for (const auto& pt : p.lanes[i].points)
       for (double v : pt) check_finite(v, where + "/points");
     check_finite(p.lanes[i].confidence, where + "/confidence");
@@ -124,10 +125,13 @@ void check_prediction(const std::string& key, const FramePrediction& p) {
   auto check_matrix = [&](const std::vector<std::vector<double>>& m, size_t cols, const std::string& name) {
     const std::string hint = "topology_lclc is #lanes x #lanes, topology_lcte is #lanes x #traffic elements";
     if (m.size() != p.lanes.size())
-      throw util::Error(fmt::format("prediction {}/{} has {} rows, expected {} (one per lane)", at, name, m.size(), p.lanes.size()), hint);
+      throw util::Error(
+          fmt::format("prediction {}/{} has {} rows, expected {} (one per lane)", at, name, m.size(), p.lanes.size()),
+          hint);
     for (size_t r = 0; r < m.size(); ++r) {
       if (m[r].size() != cols)
-        throw util::Error(fmt::format("prediction {}/{}[{}] has {} columns, expected {}", at, name, r, m[r].size(), cols), hint);
+        throw util::Error(
+            fmt::format("prediction {}/{}[{}] has {} columns, expected {}", at, name, r, m[r].size(), cols), hint);
       for (double v : m[r]) check_finite(v, fmt::format("{}/{}[{}]", at, name, r));
     }
   };
@@ -167,7 +171,8 @@ Scores evaluate(const std::vector<data::Frame>& gt, const Predictions& pred, con
   for (int t = 0; t < 3; ++t) det_l.push_back(detection_ap(frames, true, kFrechetThresholds[t], all, &lane_matches[t]));
   std::vector<float> det_t;
   for (int a = 0; a < kAttributes; ++a) {
-    det_t.push_back(detection_ap(frames, false, kIouThreshold, [a](int64_t x) { return x == a; }, nullptr));
+    det_t.push_back(detection_ap(
+        frames, false, kIouThreshold, [a](int64_t x) { return x == a; }, nullptr));
     s.det_t_per_attribute[static_cast<size_t>(a)] = det_t.back();
   }
   std::vector<FrameMatches> element_matches;

@@ -20,8 +20,8 @@ struct LanePrediction {
 
 struct ElementPrediction {
   int64_t id = 0;
-  int64_t attribute = 0;          // 0..12 as in TRAFFIC_ELEMENT_ATTRIBUTE
-  std::array<double, 4> box{};    // x1, y1, x2, y2 in front-view pixels
+  int64_t attribute = 0;        // 0..12 as in TRAFFIC_ELEMENT_ATTRIBUTE
+  std::array<double, 4> box{};  // x1, y1, x2, y2 in front-view pixels
   double confidence = 0.0;
 };
 

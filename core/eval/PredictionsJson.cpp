@@ -46,7 +46,8 @@ class Reader {
     for (size_t r = 0; r < array(v, path).size(); ++r) {
       const std::string row_path = fmt::format("{}[{}]", path, r);
       auto& row = m.emplace_back();
-      for (size_t c = 0; c < array(v[r], row_path).size(); ++c) row.push_back(number(v[r][c], fmt::format("{}[{}]", row_path, c)));
+      for (size_t c = 0; c < array(v[r], row_path).size(); ++c)
+        row.push_back(number(v[r][c], fmt::format("{}[{}]", row_path, c)));
     }
     return m;
   }
@@ -113,7 +114,9 @@ json matrix_json(const std::vector<std::vector<double>>& m) {
 Predictions parse_predictions(const json& doc, const std::string& source) {
   Reader r(source);
   const json& results = r.member(doc, "<document>", "results");
-  if (!results.is_object()) r.fail("results", fmt::format("is {}, expected an object keyed by \"split/segment_id/timestamp\"", results.type_name()));
+  if (!results.is_object())
+    r.fail("results",
+           fmt::format("is {}, expected an object keyed by \"split/segment_id/timestamp\"", results.type_name()));
   Predictions out;
   for (const auto& [key, value] : results.items()) {
     const std::string at = "results/" + key;
@@ -142,11 +145,15 @@ json predictions_to_json(const Predictions& pred, const std::string& method) {
     json lanes = json::array(), elements = json::array();
     for (const auto& l : f.lanes) lanes.push_back({{"id", l.id}, {"points", l.points}, {"confidence", l.confidence}});
     for (const auto& e : f.elements)
-      elements.push_back({{"id", e.id}, {"attribute", e.attribute}, {"confidence", e.confidence},
+      elements.push_back({{"id", e.id},
+                          {"attribute", e.attribute},
+                          {"confidence", e.confidence},
                           {"points", {{e.box[0], e.box[1]}, {e.box[2], e.box[3]}}}});
-    results[key] = {{"predictions", {{"lane_centerline", lanes}, {"traffic_element", elements},
-                                     {"topology_lclc", matrix_json(f.topology_lclc)},
-                                     {"topology_lcte", matrix_json(f.topology_lcte)}}}};
+    results[key] = {{"predictions",
+                     {{"lane_centerline", lanes},
+                      {"traffic_element", elements},
+                      {"topology_lclc", matrix_json(f.topology_lclc)},
+                      {"topology_lcte", matrix_json(f.topology_lcte)}}}};
   }
   return {{"method", method}, {"results", results}};
 }

@@ -44,9 +44,11 @@ void append_vertex_aps(const std::vector<std::vector<int>>& gt, int64_t rows, in
     }
   auto truth = [&](int64_t i, int64_t j) { return gt[static_cast<size_t>(i)][static_cast<size_t>(j)] != 0; };
   for (int64_t i = 0; i < rows; ++i)
-    aps.push_back(vertex_ap(cols, [&](int64_t k) { return truth(i, k); }, [&](int64_t k) { return p(i, k); }));
+    aps.push_back(vertex_ap(
+        cols, [&](int64_t k) { return truth(i, k); }, [&](int64_t k) { return p(i, k); }));
   for (int64_t j = 0; j < cols; ++j)
-    aps.push_back(vertex_ap(rows, [&](int64_t k) { return truth(k, j); }, [&](int64_t k) { return p(k, j); }));
+    aps.push_back(vertex_ap(
+        rows, [&](int64_t k) { return truth(k, j); }, [&](int64_t k) { return p(k, j); }));
 }
 
 float mean_vertex_ap(const std::vector<float>& aps) { return aps.empty() ? 0.0f : numpy_mean(aps); }

@@ -28,8 +28,8 @@ std::string temp_name_for(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   std::filesystem::path p(path);
-  std::string name = fmt::format(".{}.tmp-{}-{}-{:08x}", p.filename().string(), ::getpid(),
-                                 counter.fetch_add(1), static_cast<uint32_t>(rng()));
+  std::string name = fmt::format(".{}.tmp-{}-{}-{:08x}", p.filename().string(), ::getpid(), counter.fetch_add(1),
+                                 static_cast<uint32_t>(rng()));
   return (p.parent_path() / name).string();
 }
 
@@ -37,8 +37,7 @@ std::string temp_name_for(const std::string& path) {
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   if (path_.empty() || std::filesystem::path(path_).filename().empty()) {
-    throw util::Error(fmt::format("cannot write '{}': not a file path", path_),
-                      "give a path that ends in a file name");
+    throw util::Error(fmt::format("cannot write '{}': not a file path", path_), "give a path that ends in a file name");
   }
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
     temp_path_ = temp_name_for(path_);
@@ -72,10 +71,9 @@ void AtomicFile::discard() noexcept {
 
 void AtomicFile::fail(const std::string& what, int err) {
   discard();
-  throw util::Error(
-      fmt::format("cannot write '{}': {} failed: {}", path_, what, std::strerror(err)),
-      "check that the folder exists, is writable and has free space; any existing file at "
-      "that path was left unchanged");
+  throw util::Error(fmt::format("cannot write '{}': {} failed: {}", path_, what, std::strerror(err)),
+                    "check that the folder exists, is writable and has free space; any existing file at "
+                    "that path was left unchanged");
 }
 
 void AtomicFile::write(const void* data, size_t size) {

@@ -54,9 +54,7 @@ std::optional<uint64_t> byte_size(const std::vector<int64_t>& shape, DType dtype
   return n;
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
-}
+std::string shape_str(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 void check_views(const std::string& path, const std::vector<TensorView>& tensors) {
   std::set<std::string_view> names;
@@ -70,12 +68,11 @@ void check_views(const std::string& path, const std::vector<TensorView>& tensors
     }
     auto expected = byte_size(t.shape, t.dtype);
     if (!expected) {
-      throw util::Error(fmt::format("{}: shape {} has a negative dimension or overflows", where,
-                                    shape_str(t.shape)));
+      throw util::Error(fmt::format("{}: shape {} has a negative dimension or overflows", where, shape_str(t.shape)));
     }
     if (*expected != t.nbytes) {
-      throw util::Error(fmt::format("{}: shape {} of {} needs {} bytes but {} were given", where,
-                                    shape_str(t.shape), dtype_name(t.dtype), *expected, t.nbytes));
+      throw util::Error(fmt::format("{}: shape {} of {} needs {} bytes but {} were given", where, shape_str(t.shape),
+                                    dtype_name(t.dtype), *expected, t.nbytes));
     }
     if (t.nbytes > 0 && t.data == nullptr) {
       throw util::Error(where + ": data is null");
@@ -89,17 +86,15 @@ std::string header_json(const std::string& path, const std::vector<TensorView>& 
   if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
   for (const auto& t : tensors) {
-    header[t.name] = {{"dtype", dtype_name(t.dtype)},
-                      {"shape", t.shape},
-                      {"data_offsets", {offset, offset + t.nbytes}}};
+    header[t.name] = {
+        {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.nbytes}}};
     offset += t.nbytes;
   }
   try {
     return header.dump();
   } catch (const nlohmann::json::exception& e) {
     throw util::Error(
-        fmt::format("cannot write '{}': a tensor name or metadata string is not valid UTF-8 ({})",
-                    path, e.what()),
+        fmt::format("cannot write '{}': a tensor name or metadata string is not valid UTF-8 ({})", path, e.what()),
         "safetensors headers are JSON: use UTF-8 names and metadata");
   }
 }

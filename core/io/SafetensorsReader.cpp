@@ -50,9 +50,8 @@ class Reader {
   SafetensorsFile read() {
     fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) {
-      throw util::Error(
-          fmt::format("cannot open safetensors file '{}': {}", path_, std::strerror(errno)),
-          "check the path");
+      throw util::Error(fmt::format("cannot open safetensors file '{}': {}", path_, std::strerror(errno)),
+                        "check the path");
     }
     struct stat st {};
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) bad("is not a readable regular file");
@@ -65,8 +64,7 @@ class Reader {
     if (n > size - 8) {
       bad(fmt::format("header length {} reaches beyond the end of the file ({} bytes)", n, size));
     }
-    if (n > kMaxHeaderBytes)
-      bad(fmt::format("header length {} exceeds {} bytes", n, kMaxHeaderBytes));
+    if (n > kMaxHeaderBytes) bad(fmt::format("header length {} exceeds {} bytes", n, kMaxHeaderBytes));
     std::string header(n, '\0');
     read_at(8, header.data(), n, "the header");
     data_start_ = 8 + n;
@@ -78,8 +76,7 @@ class Reader {
     for (auto& e : entries) {
       TensorData t{e.dtype, std::move(e.shape), std::vector<uint8_t>(e.end - e.begin)};
       if (!t.bytes.empty()) {
-        read_at(data_start_ + e.begin, t.bytes.data(), t.bytes.size(),
-                fmt::format("tensor '{}'", e.name));
+        read_at(data_start_ + e.begin, t.bytes.data(), t.bytes.size(), fmt::format("tensor '{}'", e.name));
       }
       out.tensors.emplace(std::move(e.name), std::move(t));
     }
@@ -123,10 +120,8 @@ class Reader {
       }
       if (event == json::parse_event_t::object_start) keys.emplace_back();
       if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-      if (event == json::parse_event_t::key && !keys.empty() &&
-          !keys.back().insert(parsed.get<std::string>()).second) {
-        error = fmt::format("key '{}' appears twice in one JSON object{}",
-                            clip(parsed.get<std::string>()),
+      if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second) {
+        error = fmt::format("key '{}' appears twice in one JSON object{}", clip(parsed.get<std::string>()),
                             keys.size() == 1 ? " (duplicate tensor name)" : "");
         throw std::runtime_error(error);
       }
@@ -144,8 +139,7 @@ class Reader {
 
   static std::optional<uint64_t> as_uint(const json& v) {
     if (v.is_number_unsigned()) return v.get<uint64_t>();
-    if (v.is_number_integer() && v.get<int64_t>() >= 0)
-      return static_cast<uint64_t>(v.get<int64_t>());
+    if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
     return std::nullopt;
   }
 
@@ -174,8 +168,7 @@ class Reader {
     for (const auto& d : shape) {
       auto dim = as_uint(d);
       if (!dim || *dim > static_cast<uint64_t>(INT64_MAX)) {
-        bad_tensor(name,
-                   fmt::format("shape entry {} is not a non-negative integer", clip(d.dump())));
+        bad_tensor(name, fmt::format("shape entry {} is not a non-negative integer", clip(d.dump())));
       }
       e.shape.push_back(static_cast<int64_t>(*dim));
       if (__builtin_mul_overflow(nbytes, *dim, &nbytes)) {
@@ -186,44 +179,35 @@ class Reader {
     auto begin = off.is_array() && off.size() == 2 ? as_uint(off[0]) : std::nullopt;
     auto end = off.is_array() && off.size() == 2 ? as_uint(off[1]) : std::nullopt;
     if (!begin || !end) {
-      bad_tensor(name, fmt::format("field 'data_offsets' {} is not two non-negative integers",
-                                   clip(off.dump())));
+      bad_tensor(name, fmt::format("field 'data_offsets' {} is not two non-negative integers", clip(off.dump())));
     }
-    if (*begin > *end)
-      bad_tensor(name, fmt::format("data_offsets [{}, {}] end before they begin", *begin, *end));
+    if (*begin > *end) bad_tensor(name, fmt::format("data_offsets [{}, {}] end before they begin", *begin, *end));
     if (*end > data_size_) {
-      bad_tensor(name,
-                 fmt::format("data_offsets [{}, {}] reach past the end of the data ({} bytes)",
-                             *begin, *end, data_size_));
+      bad_tensor(name, fmt::format("data_offsets [{}, {}] reach past the end of the data ({} bytes)", *begin, *end,
+                                   data_size_));
     }
     if (*end - *begin != nbytes) {
-      bad_tensor(
-          name,
-          fmt::format("shape {} of {} needs {} bytes but data_offsets [{}, {}] hold {}",
-                      clip(shape.dump()), dtype_name(*dtype), nbytes, *begin, *end, *end - *begin));
+      bad_tensor(name, fmt::format("shape {} of {} needs {} bytes but data_offsets [{}, {}] hold {}",
+                                   clip(shape.dump()), dtype_name(*dtype), nbytes, *begin, *end, *end - *begin));
     }
     e.begin = *begin;
     e.end = *end;
     return e;
   }
 
-  std::vector<Entry> parse_header(const std::string& header,
-                                  std::map<std::string, std::string>& metadata) const {
+  std::vector<Entry> parse_header(const std::string& header, std::map<std::string, std::string>& metadata) const {
     json root = parse_json(header);
-    if (!root.is_object())
-      bad(fmt::format("the header is a JSON {}, not an object", root.type_name()));
+    if (!root.is_object()) bad(fmt::format("the header is a JSON {}, not an object", root.type_name()));
     std::vector<Entry> entries;
     for (const auto& [key, value] : root.items()) {
       if (key != "__metadata__") {
         entries.push_back(parse_entry(key, value));
         continue;
       }
-      if (!value.is_object())
-        bad(fmt::format("__metadata__ is {}, not an object", value.type_name()));
+      if (!value.is_object()) bad(fmt::format("__metadata__ is {}, not an object", value.type_name()));
       for (const auto& [mk, mv] : value.items()) {
         if (!mv.is_string()) {
-          bad(fmt::format("__metadata__ field '{}' is {} {}, not a string", clip(mk),
-                          mv.type_name(), clip(mv.dump())));
+          bad(fmt::format("__metadata__ field '{}' is {} {}, not a string", clip(mk), mv.type_name(), clip(mv.dump())));
         }
         metadata.emplace(mk, mv.get<std::string>());
       }
@@ -234,16 +218,14 @@ class Reader {
   // The byte ranges must tile [0, data_size) in some order: no gaps, overlaps or trailing
   // bytes. Empty tensors may sit anywhere on a boundary.
   void check_layout(std::vector<Entry>& entries) const {
-    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-      return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-    });
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
     uint64_t pos = 0;
     const Entry* prev = nullptr;
     for (const auto& e : entries) {
       if (e.begin < pos) {
-        bad_tensor(e.name,
-                   fmt::format("data_offsets [{}, {}] overlap tensor '{}', which ends at {}",
-                               e.begin, e.end, clip(prev->name), pos));
+        bad_tensor(e.name, fmt::format("data_offsets [{}, {}] overlap tensor '{}', which ends at {}", e.begin, e.end,
+                                       clip(prev->name), pos));
       }
       if (e.begin > pos) {
         bad_tensor(e.name, fmt::format("data_offsets [{}, {}] leave a gap of {} bytes after "
@@ -254,8 +236,8 @@ class Reader {
       prev = &e;
     }
     if (pos != data_size_) {
-      bad(fmt::format("{} bytes after the last tensor (data ends at {}, file data is {} bytes)",
-                      data_size_ - pos, pos, data_size_));
+      bad(fmt::format("{} bytes after the last tensor (data ends at {}, file data is {} bytes)", data_size_ - pos, pos,
+                      data_size_));
     }
   }
 

@@ -25,10 +25,9 @@ struct Pair {
 };
 
 constexpr Pair kPairs[] = {
-    {at::kBool, DType::BOOL},  {at::kByte, DType::U8},       {at::kChar, DType::I8},
-    {at::kShort, DType::I16},  {at::kUInt16, DType::U16},    {at::kInt, DType::I32},
-    {at::kUInt32, DType::U32}, {at::kLong, DType::I64},      {at::kUInt64, DType::U64},
-    {at::kHalf, DType::F16},   {at::kBFloat16, DType::BF16}, {at::kFloat, DType::F32},
+    {at::kBool, DType::BOOL},  {at::kByte, DType::U8},  {at::kChar, DType::I8},       {at::kShort, DType::I16},
+    {at::kUInt16, DType::U16}, {at::kInt, DType::I32},  {at::kUInt32, DType::U32},    {at::kLong, DType::I64},
+    {at::kUInt64, DType::U64}, {at::kHalf, DType::F16}, {at::kBFloat16, DType::BF16}, {at::kFloat, DType::F32},
     {at::kDouble, DType::F64},
 };
 
@@ -52,9 +51,9 @@ at::Tensor plain_cpu(const std::string& path, const std::string& name, const at:
     throw util::Error(fmt::format("cannot write '{}': tensor '{}' is undefined", path, name));
   }
   if (t.layout() != at::kStrided || t.is_quantized()) {
-    throw util::Error(fmt::format("cannot write '{}': tensor '{}' is not a dense tensor ({})", path,
-                                  name, c10::str(t.layout())),
-                      "convert it with .to_dense() / .dequantize() first");
+    throw util::Error(
+        fmt::format("cannot write '{}': tensor '{}' is not a dense tensor ({})", path, name, c10::str(t.layout())),
+        "convert it with .to_dense() / .dequantize() first");
   }
   return t.detach().to(at::kCPU).resolve_conj().resolve_neg().contiguous();
 }
@@ -113,8 +112,7 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   write_safetensors(path, views, metadata);
 }
 
-NamedTensors load_safetensors(const std::string& path,
-                              std::map<std::string, std::string>* metadata) {
+NamedTensors load_safetensors(const std::string& path, std::map<std::string, std::string>* metadata) {
   SafetensorsFile file = read_safetensors(path);
   if (metadata) *metadata = std::move(file.metadata);
   NamedTensors out;
@@ -155,10 +153,9 @@ void save_torch_state_dict(const std::string& path, const NamedTensors& tensors)
   // weights-only load rejects. Tensors become torch._utils._rebuild_tensor_v2 calls on
   // ('storage', torch.<T>Storage, key, 'cpu', numel) persistent ids, all allowed.
   std::vector<char> pickle;
-  torch::jit::Pickler pickler(
-      [&](const char* data, size_t n) { pickle.insert(pickle.end(), data, data + n); },
-      /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
-      /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
+  torch::jit::Pickler pickler([&](const char* data, size_t n) { pickle.insert(pickle.end(), data, data + n); },
+                              /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
+                              /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
   pickler.protocol();
   pickler.pushIValue(c10::IValue(dict));
   pickler.stop();
@@ -186,8 +183,7 @@ void save_torch_state_dict(const std::string& path, const NamedTensors& tensors)
     zip.writeRecord("data.pkl", pickle.data(), pickle.size());
     zip.writeEndOfFile();
   } catch (const c10::Error& e) {
-    throw util::Error(fmt::format("cannot write '{}': the zip writer failed: {}", path,
-                                  e.what_without_backtrace()));
+    throw util::Error(fmt::format("cannot write '{}': the zip writer failed: {}", path, e.what_without_backtrace()));
   }
   if (write_error) throw *write_error;
   file.commit();

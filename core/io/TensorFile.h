@@ -21,8 +21,7 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
 
 // Loads every tensor (CPU, sorted by name, no copy of the file's bytes). Fills `metadata`
 // with __metadata__ when given. Malformed files throw util::Error (see read_safetensors).
-NamedTensors load_safetensors(const std::string& path,
-                              std::map<std::string, std::string>* metadata = nullptr);
+NamedTensors load_safetensors(const std::string& path, std::map<std::string, std::string>* metadata = nullptr);
 
 // Writes a torch.save-style zip (data.pkl + one record per storage) holding a plain dict
 // {name: tensor} of detached, contiguous CPU tensors, in the order given. The pickle uses

@@ -33,10 +33,11 @@ void load_torch_archive(const std::string& path, torch::serialize::InputArchive&
       auto [data, size] = reader.getRecord(record);
       const std::string text(static_cast<const char*>(data.get()), size);
       if (std::regex_search(text, method))
-        throw util::Error(fmt::format("{} is not a data-only checkpoint: record '{}' defines TorchScript methods, which "
-                                      "would run while loading",
-                                      path, record),
-                          hint + "; never load checkpoints from untrusted sources with torch.jit.load");
+        throw util::Error(
+            fmt::format("{} is not a data-only checkpoint: record '{}' defines TorchScript methods, which "
+                        "would run while loading",
+                        path, record),
+            hint + "; never load checkpoints from untrusted sources with torch.jit.load");
     }
   } catch (const util::Error&) {
     throw;

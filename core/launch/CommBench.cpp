@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "launch/RankSpawner.h"
 #include "model/ConvNeXt.h"
@@ -32,10 +32,25 @@ double ms_since(clock_type::time_point t0) {
 }  // namespace
 
 std::vector<std::string> comm_bench_rank_args(const CommBenchOptions& o, bool overlap, const std::string& out_file) {
-  return {"bench", "comm-rank", "--batch", std::to_string(o.batch), "--dim", std::to_string(o.dim), "--height",
-          std::to_string(o.height), "--width", std::to_string(o.width), "--depth", std::to_string(o.depth),
-          "--iters", std::to_string(o.iters), "--warmup", std::to_string(o.warmup),
-          overlap ? "--overlap" : "--no-overlap", "--out", out_file};
+  return {"bench",
+          "comm-rank",
+          "--batch",
+          std::to_string(o.batch),
+          "--dim",
+          std::to_string(o.dim),
+          "--height",
+          std::to_string(o.height),
+          "--width",
+          std::to_string(o.width),
+          "--depth",
+          std::to_string(o.depth),
+          "--iters",
+          std::to_string(o.iters),
+          "--warmup",
+          std::to_string(o.warmup),
+          overlap ? "--overlap" : "--no-overlap",
+          "--out",
+          out_file};
 }
 
 void run_comm_bench_rank(const CommBenchOptions& o, bool overlap, const std::string& out_file) {
@@ -54,7 +69,8 @@ void run_comm_bench_rank(const CommBenchOptions& o, bool overlap, const std::str
   x.local.requires_grad_(true);
   std::vector<std::pair<std::string, torch::Tensor>> params;
   for (auto& p : stage->named_parameters()) params.emplace_back(p.key(), p.value());
-  parallel::GradSync sync(params, [](const std::string&) { return parallel::GradPlacement::Partial; }, mesh);
+  parallel::GradSync sync(
+      params, [](const std::string&) { return parallel::GradPlacement::Partial; }, mesh);
 
   double total = 0;
   for (int i = 0; i < o.warmup + o.iters; ++i) {
@@ -96,9 +112,10 @@ void run_comm_bench_rank(const CommBenchOptions& o, bool overlap, const std::str
 
 CommBenchReport run_comm_bench(const CommBenchOptions& o) {
   if (o.width % (2 * o.sp) != 0 || o.iters < 1 || o.batch < 1 || o.dim < 1 || o.height < 7)
-    throw util::Error(fmt::format("bench comm: invalid shape/iterations (batch {}, dim {}, height {}, width {}, iters {})",
-                                  o.batch, o.dim, o.height, o.width, o.iters),
-                      "width must be a multiple of 2*sp, height >= 7, iters >= 1");
+    throw util::Error(
+        fmt::format("bench comm: invalid shape/iterations (batch {}, dim {}, height {}, width {}, iters {})", o.batch,
+                    o.dim, o.height, o.width, o.iters),
+        "width must be a multiple of 2*sp, height >= 7, iters >= 1");
   const fs::path dir = fs::temp_directory_path() / fmt::format("halo-bench-comm-{}", ::getpid());
   fs::create_directories(dir);
   CommBenchReport rep;

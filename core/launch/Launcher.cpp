@@ -69,10 +69,11 @@ int check_before_launch(train::ExperimentConfig& cfg, int nproc, const NodePlace
                                   cfg.parallel.sp, cfg.parallel.dp, world, nodes.nnodes),
                       "change parallel.dp (or sp) so that sp x dp is a multiple of --nnodes");
   if (nodes.multi_node() && nproc > 0 && nproc * nodes.nnodes != world)
-    throw util::Error(fmt::format("--nnodes {} x --nproc {} = {} ranks, but parallel.sp x parallel.dp = {} x {} = {}",
-                                  nodes.nnodes, nproc, nodes.nnodes * nproc, cfg.parallel.sp, cfg.parallel.dp, world),
-                      fmt::format("drop --nproc (then sp x dp / nnodes ranks run per node), or use --set parallel.dp={}",
-                                  nodes.nnodes * nproc / std::max(1, cfg.parallel.sp)));
+    throw util::Error(
+        fmt::format("--nnodes {} x --nproc {} = {} ranks, but parallel.sp x parallel.dp = {} x {} = {}", nodes.nnodes,
+                    nproc, nodes.nnodes * nproc, cfg.parallel.sp, cfg.parallel.dp, world),
+        fmt::format("drop --nproc (then sp x dp / nnodes ranks run per node), or use --set parallel.dp={}",
+                    nodes.nnodes * nproc / std::max(1, cfg.parallel.sp)));
   auto variant = model::find_convnext_variant(cfg.model.arch);
   if (variant) parallel::check_shardable(model::ConvNeXtImpl::layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
   return nodes.multi_node() && nproc == 0 ? world / nodes.nnodes : (nproc > 0 ? nproc : world);
@@ -142,7 +143,8 @@ LaunchResult run_launch(const LaunchOptions& o) {
     std::vector<std::string> warnings;
     cfg = train::load_experiment(o.experiment, o.overrides, &warnings);
     for (const auto& w : warnings) std::fprintf(stderr, "halo: warning: %s\n", w.c_str());
-    run_dir = cfg.run_dir.empty() ? fs::path(o.runs_root) / fmt::format("{}-{}", cfg.name, timestamp()) : fs::path(cfg.run_dir);
+    run_dir = cfg.run_dir.empty() ? fs::path(o.runs_root) / fmt::format("{}-{}", cfg.name, timestamp())
+                                  : fs::path(cfg.run_dir);
   }
   const NodePlacement& nodes = o.nodes;
   const int nlocal = check_before_launch(cfg, o.nproc, nodes);
@@ -151,7 +153,8 @@ LaunchResult run_launch(const LaunchOptions& o) {
   const int first_rank = nodes.node_rank * nlocal;
   if (nodes.node_rank > 0) run_dir /= fmt::format("node{}", nodes.node_rank);
   const std::string db_path = store::HistoryDb::resolve_path(o.db_path);
-  if (nodes.node_rank == 0) store::HistoryDb::check_file(db_path, store::HistoryDb::Mode::Write);  // before the folder exists
+  if (nodes.node_rank == 0)
+    store::HistoryDb::check_file(db_path, store::HistoryDb::Mode::Write);  // before the folder exists
   fs::create_directories(run_dir);
   res.run_dir = run_dir.string();
   // One launcher per run folder: the lock comes first, so a second launcher is refused for
@@ -167,29 +170,30 @@ LaunchResult run_launch(const LaunchOptions& o) {
   // Run history, opened once the folder is ours: node 0's launcher is its only writer.
   std::optional<store::HistoryDb> history;
   if (nodes.node_rank == 0) history.emplace(db_path, store::HistoryDb::Mode::Write);
-  {
-    std::ofstream(run_dir / "config.json") << train::to_json(cfg).dump(2) << "\n";
-  }
+  { std::ofstream(run_dir / "config.json") << train::to_json(cfg).dump(2) << "\n"; }
   const int64_t run_id = history ? history->begin_run(train::to_json(cfg), run_dir.string()) : 0;
 
   const int world = cfg.world_size();
   std::unique_ptr<parallel::LocalStoreServer> server;
   std::shared_ptr<c10d::Store> client;  // node R > 0: node 0's store must be reachable before ranks start
-  if (nodes.node_rank == 0) server = start_store(nodes.master_port, world, nodes.multi_node());
-  else client = reach_store(nodes, world, first_rank);
+  if (nodes.node_rank == 0)
+    server = start_store(nodes.master_port, world, nodes.multi_node());
+  else
+    client = reach_store(nodes, world, first_rank);
   const uint16_t port = server ? server->port() : nodes.master_port;
   std::vector<std::string> args{"worker", "--run-dir", run_dir.string()};
   if (!resume_from.empty()) args.insert(args.end(), {"--resume", resume_from});
   RankSpawner ranks(self_executable(), args,
-                    {{"HALO_AGENT_STORE", "1"}, {"HALO_LAUNCHER_PID", std::to_string(::getpid())},
+                    {{"HALO_AGENT_STORE", "1"},
+                     {"HALO_LAUNCHER_PID", std::to_string(::getpid())},
                      {"OMP_NUM_THREADS", std::to_string(cfg.parallel.threads_per_rank)}},
                     run_dir.string(), /*capture_stdout=*/true);
   g_interrupted = 0;
   auto old_handler = std::signal(SIGINT, on_sigint);
   ranks.start_node(world, port, nodes.multi_node() ? nodes.master_addr : "127.0.0.1", first_rank, nlocal);
   if (nodes.multi_node())
-    std::fprintf(stderr, "halo: node %d of %d: ranks %d..%d, store %s:%u%s\n", nodes.node_rank, nodes.nnodes, first_rank,
-                 first_rank + nlocal - 1, nodes.master_addr.c_str(), port,
+    std::fprintf(stderr, "halo: node %d of %d: ranks %d..%d, store %s:%u%s\n", nodes.node_rank, nodes.nnodes,
+                 first_rank, first_rank + nlocal - 1, nodes.master_addr.c_str(), port,
                  nodes.node_rank == 0 ? " (hosted here, listening on all interfaces)" : "");
   std::fprintf(stderr, "halo: run %s: %d rank(s), %s, %s, sp=%d dp=%d%s\n", run_dir.c_str(), world,
                cfg.model.arch.c_str(), cfg.parallel.strategy.c_str(), cfg.parallel.sp, cfg.parallel.dp,
@@ -224,10 +228,10 @@ LaunchResult run_launch(const LaunchOptions& o) {
       const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
       const double rate = static_cast<double>(step - first_step + 1) / std::max(elapsed, 1e-9);
       if (o.progress) {
-        const std::string msg = fmt::format("step {}/{}  loss {:.4f}  {:.2f} it/s  ETA {}  peak {}", step + 1,
-                                            cfg.schedule.steps, res.last_loss, rate,
-                                            eta(static_cast<double>(cfg.schedule.steps - step - 1) / std::max(rate, 1e-9)),
-                                            human_bytes(j["memory"].value("peak", 0.0)));
+        const std::string msg = fmt::format(
+            "step {}/{}  loss {:.4f}  {:.2f} it/s  ETA {}  peak {}", step + 1, cfg.schedule.steps, res.last_loss, rate,
+            eta(static_cast<double>(cfg.schedule.steps - step - 1) / std::max(rate, 1e-9)),
+            human_bytes(j["memory"].value("peak", 0.0)));
         std::fprintf(stderr, tty ? "\r%-100s" : "%s\n", msg.c_str());
       }
     }
@@ -240,8 +244,10 @@ LaunchResult run_launch(const LaunchOptions& o) {
         fds.push_back({ranks.stdout_fd(r), POLLIN, 0});
         who.push_back(r);
       }
-    if (!fds.empty()) ::poll(fds.data(), fds.size(), 100);
-    else ::usleep(100000);
+    if (!fds.empty())
+      ::poll(fds.data(), fds.size(), 100);
+    else
+      ::usleep(100000);
     for (size_t i = 0; i < fds.size(); ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[65536];
@@ -262,7 +268,8 @@ LaunchResult run_launch(const LaunchOptions& o) {
       --running;
       if (e.code != 0 && !kill_at) {
         if (failure.empty()) failure = fmt::format("rank {} exited with code {}", first_rank + e.rank, e.code);
-        failure += fmt::format("\n  rank {} log ({}):\n{}", first_rank + e.rank, e.log_path, ranks.log_tail(e.rank, 15));
+        failure +=
+            fmt::format("\n  rank {} log ({}):\n{}", first_rank + e.rank, e.log_path, ranks.log_tail(e.rank, 15));
         ranks.kill_all(SIGTERM);
         kill_at = clock_type::now() + std::chrono::seconds(o.kill_grace_s);
       }

@@ -40,9 +40,10 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
     lo.experiment = o.experiment;
     lo.overrides = o.overrides;
     const std::string run_dir = (root / s).string();
-    for (const std::string& kv : std::vector<std::string>{"parallel.strategy=" + strategy, fmt::format("parallel.sp={}", sp), "parallel.dp=1",
-                           fmt::format("schedule.steps={}", o.steps), "schedule.warmup_steps=0",
-                           "train.checkpoint_every=0", "run_dir=" + run_dir})
+    for (const std::string& kv :
+         std::vector<std::string>{"parallel.strategy=" + strategy, fmt::format("parallel.sp={}", sp), "parallel.dp=1",
+                                  fmt::format("schedule.steps={}", o.steps), "schedule.warmup_steps=0",
+                                  "train.checkpoint_every=0", "run_dir=" + run_dir})
       lo.overrides.push_back(kv);
     lo.progress = false;
     const memory::Prediction predicted = memory::predict(train::load_experiment(o.experiment, lo.overrides));

@@ -78,16 +78,18 @@ std::string first_slurm_host(const std::string& nodelist) {
 
 NodePlacement resolve_node_placement(const NodeFlags& flags, const Env& env) {
   NodePlacement p;
-  const auto nnodes = pick_int(flags.nnodes != 0, flags.nnodes, "--nnodes", {"NNODES", "SLURM_NNODES"}, env, 1, 1 << 16);
+  const auto nnodes =
+      pick_int(flags.nnodes != 0, flags.nnodes, "--nnodes", {"NNODES", "SLURM_NNODES"}, env, 1, 1 << 16);
   p.nnodes = nnodes ? static_cast<int>(nnodes->value) : 1;
-  const auto rank = pick_int(flags.node_rank != -1, flags.node_rank, "--node-rank",
-                             {"NODE_RANK", "SLURM_NODEID"}, env, 0, 1 << 16);
+  const auto rank =
+      pick_int(flags.node_rank != -1, flags.node_rank, "--node-rank", {"NODE_RANK", "SLURM_NODEID"}, env, 0, 1 << 16);
   if (rank && rank->value >= p.nnodes)
     throw util::Error(fmt::format("{}={} is not in [0, {}) (the number of nodes, from {})", rank->source, rank->value,
                                   p.nnodes, nnodes ? nnodes->source : "the default of 1"),
                       "node ranks are 0 .. nnodes-1, one launcher per node");
   p.node_rank = rank ? static_cast<int>(rank->value) : 0;
-  const auto port = pick_int(flags.master_port != 0, flags.master_port, "--master-port", {"MASTER_PORT"}, env, 1, 65535);
+  const auto port =
+      pick_int(flags.master_port != 0, flags.master_port, "--master-port", {"MASTER_PORT"}, env, 1, 65535);
   if (!p.multi_node()) {  // one node: loopback only, whatever MASTER_ADDR says
     p.master_port = port ? static_cast<uint16_t>(port->value) : 0;
     return p;

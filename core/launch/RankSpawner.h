@@ -2,18 +2,18 @@
 // no shell ever sees user strings), watches them, and stops all when one fails.
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <map>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace halo::launch {
 
 struct RankExit {
   int rank = 0;
-  int code = 0;        // exit status, or 128+signal
+  int code = 0;  // exit status, or 128+signal
   bool signaled = false;
   std::string log_path;
 };

@@ -63,13 +63,17 @@ double rel_error(const torch::Tensor& got, const torch::Tensor& want) {
 void validate(const VerifyOptions& o) {
   std::vector<std::string> problems;
   auto variant = model::find_convnext_variant(o.arch);
-  if (!variant) problems.push_back(fmt::format("--arch '{}' is unknown; choose one of: {}", o.arch, model::convnext_variant_names()));
+  if (!variant)
+    problems.push_back(
+        fmt::format("--arch '{}' is unknown; choose one of: {}", o.arch, model::convnext_variant_names()));
   for (int i = 0; i < 4; ++i)
     if (o.input[i] < 1) problems.push_back(fmt::format("--input {} must be positive (got {})", "VCHW"[i], o.input[i]));
   if (o.sp < 1) problems.push_back(fmt::format("--sp must be >= 1 (got {})", o.sp));
   if (o.dp < 1) problems.push_back(fmt::format("--dp must be >= 1 (got {})", o.dp));
-  if (o.sp * o.dp > 64) problems.push_back(fmt::format("--sp x --dp = {} ranks is more than this command runs (64)", o.sp * o.dp));
-  if (o.dtype != "float64" && o.dtype != "float32") problems.push_back(fmt::format("--dtype '{}' must be float64 or float32", o.dtype));
+  if (o.sp * o.dp > 64)
+    problems.push_back(fmt::format("--sp x --dp = {} ranks is more than this command runs (64)", o.sp * o.dp));
+  if (o.dtype != "float64" && o.dtype != "float32")
+    problems.push_back(fmt::format("--dtype '{}' must be float64 or float32", o.dtype));
   if (o.input[2] < 32) problems.push_back(fmt::format("--input H={} is below ConvNeXt's total stride 32", o.input[2]));
   if (!problems.empty()) {
     std::string all;
@@ -81,11 +85,25 @@ void validate(const VerifyOptions& o) {
 }
 
 std::vector<std::string> verify_rank_args(const VerifyOptions& o, const std::string& out_dir) {
-  return {"verify-rank", "--arch", o.arch, "--input",
-          fmt::format("{},{},{},{}", o.input[0], o.input[1], o.input[2], o.input[3]), "--sp", std::to_string(o.sp),
-          "--dp", std::to_string(o.dp), "--dtype", o.dtype, "--seed", std::to_string(o.seed), "--classes",
-          std::to_string(o.num_classes), o.checkpoint ? "--checkpoint" : "--no-checkpoint",
-          o.overlap ? "--overlap" : "--no-overlap", "--out", out_dir};
+  return {"verify-rank",
+          "--arch",
+          o.arch,
+          "--input",
+          fmt::format("{},{},{},{}", o.input[0], o.input[1], o.input[2], o.input[3]),
+          "--sp",
+          std::to_string(o.sp),
+          "--dp",
+          std::to_string(o.dp),
+          "--dtype",
+          o.dtype,
+          "--seed",
+          std::to_string(o.seed),
+          "--classes",
+          std::to_string(o.num_classes),
+          o.checkpoint ? "--checkpoint" : "--no-checkpoint",
+          o.overlap ? "--overlap" : "--no-overlap",
+          "--out",
+          out_dir};
 }
 
 void run_verify_rank(const VerifyOptions& o, const std::string& out_dir) {
@@ -124,8 +142,8 @@ VerifyReport run_verify(const VerifyOptions& o) {
   fs::create_directories(dir);
   const int world = o.sp * o.dp;
   parallel::LocalStoreServer server(0, world, std::chrono::seconds(o.timeout_s));
-  RankSpawner ranks(self_executable(), verify_rank_args(o, dir.string()), {{"HALO_AGENT_STORE", "1"}, {"OMP_NUM_THREADS", "1"}},
-                    dir.string());
+  RankSpawner ranks(self_executable(), verify_rank_args(o, dir.string()),
+                    {{"HALO_AGENT_STORE", "1"}, {"OMP_NUM_THREADS", "1"}}, dir.string());
   ranks.start(world, server.port());
 
   // Reference: all dp groups' samples as one batch on one process, loss = mean over groups.

@@ -21,13 +21,13 @@
 #include <memory>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
-#include "parallel/Mesh.h"
-#include "parallel/Rendezvous.h"
 #include "eval/PredictionsJson.h"
 #include "io/AtomicFile.h"
+#include "parallel/Mesh.h"
+#include "parallel/Rendezvous.h"
 #include "train/ExperimentConfig.h"
 #include "train/OpenLaneTask.h"
 #include "train/Trainer.h"
@@ -97,7 +97,9 @@ int run_worker(const WorkerOptions& o) {
   std::unique_ptr<train::Trainer> trainer_ptr;
   try {
     auto world = parallel::world_from_env();
-    if (!world) throw util::Error("halo worker needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT", "start it with `halo launch`");
+    if (!world)
+      throw util::Error("halo worker needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT",
+                        "start it with `halo launch`");
     rank = world->rank;
     const train::ExperimentConfig cfg = read_config(o.run_dir);
     torch::set_num_threads(cfg.parallel.threads_per_rank);
@@ -112,8 +114,14 @@ int run_worker(const WorkerOptions& o) {
     train::Trainer& trainer = *trainer_ptr;
     char host[256] = {0};
     ::gethostname(host, sizeof host - 1);
-    emit({{"event", "hello"}, {"rank", rank}, {"world", world->world_size}, {"pid", ::getpid()},
-          {"device", trainer.device_name()}, {"host", host}, {"sp_index", mesh->sp_index()}, {"dp_index", mesh->dp_index()}});
+    emit({{"event", "hello"},
+          {"rank", rank},
+          {"world", world->world_size},
+          {"pid", ::getpid()},
+          {"device", trainer.device_name()},
+          {"host", host},
+          {"sp_index", mesh->sp_index()},
+          {"dp_index", mesh->dp_index()}});
     if (!o.resume_from.empty()) trainer.load_checkpoint(o.resume_from);
     if (rank == 0) emit(trainer.layout_event());
     const fs::path ckpt_dir = fs::path(o.run_dir) / "checkpoints";
@@ -138,20 +146,43 @@ int run_worker(const WorkerOptions& o) {
       io::AtomicFile file(path);
       file.write(text.data(), text.size());
       file.commit();
-      emit({{"event", "eval"}, {"rank", rank}, {"step", step}, {"steps_trained", done}, {"split", cfg.data.eval_split},
-            {"DET_l", e.scores.det_l}, {"DET_t", e.scores.det_t}, {"TOP_ll", e.scores.top_ll},
-            {"TOP_lt", e.scores.top_lt}, {"OLS", e.scores.ols}, {"frames", e.scores.frames}, {"predictions", path}});
+      emit({{"event", "eval"},
+            {"rank", rank},
+            {"step", step},
+            {"steps_trained", done},
+            {"split", cfg.data.eval_split},
+            {"DET_l", e.scores.det_l},
+            {"DET_t", e.scores.det_t},
+            {"TOP_ll", e.scores.top_ll},
+            {"TOP_lt", e.scores.top_lt},
+            {"OLS", e.scores.ols},
+            {"frames", e.scores.frames},
+            {"predictions", path}});
     };
     while (!trainer.finished()) {
       maybe_stall(rank, trainer.next_step());
       const train::StepResult r = trainer.step();
       if (r.step % cfg.train.log_every == 0 || trainer.finished())
-        emit({{"event", "step"}, {"rank", rank}, {"step", r.step}, {"losses", r.losses}, {"lr", r.lr},
-              {"grad_norm", r.grad_norm}, {"loss_scale", r.loss_scale}, {"skipped", r.skipped},
-              {"time_ms", {{"forward", r.time.forward_ms}, {"backward", r.time.backward_ms},
-                           {"comm", r.time.comm_ms}, {"optim", r.time.optim_ms}, {"total", r.time.total_ms}}},
-              {"memory", {{"current", r.memory.current}, {"peak", r.memory.peak}, {"reserved", r.memory.reserved},
-                          {"rss", r.memory.rss}, {"step_start", r.memory_at_start}}},
+        emit({{"event", "step"},
+              {"rank", rank},
+              {"step", r.step},
+              {"losses", r.losses},
+              {"lr", r.lr},
+              {"grad_norm", r.grad_norm},
+              {"loss_scale", r.loss_scale},
+              {"skipped", r.skipped},
+              {"time_ms",
+               {{"forward", r.time.forward_ms},
+                {"backward", r.time.backward_ms},
+                {"comm", r.time.comm_ms},
+                {"optim", r.time.optim_ms},
+                {"total", r.time.total_ms}}},
+              {"memory",
+               {{"current", r.memory.current},
+                {"peak", r.memory.peak},
+                {"reserved", r.memory.reserved},
+                {"rss", r.memory.rss},
+                {"step_start", r.memory_at_start}}},
               {"samples_per_s", r.samples_per_s}});
       const int64_t done = r.step + 1;
       if (cfg.train.eval_every > 0 && (done % cfg.train.eval_every == 0 || trainer.finished())) evaluate(r.step, done);

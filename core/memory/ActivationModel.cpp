@@ -56,14 +56,14 @@ class Builder {
     l.saves_input = true;                   // the conv keeps its input (a view: no padding, no halo)
     if (half_) l.saved += R(stripe * a_) + R(c * 3 * 16 * a_);  // autocast copies of input and weight
     const int64_t ln_bytes = cuda_half() ? 4 : a_;
-    l.saved += R(MC * a_);                              // conv output, LayerNorm's input
-    if (cuda_half()) l.saved += R(MC * 4) - R(MC * a_); // LayerNorm runs in fp32 on CUDA: keeps the copy
-    l.saved += 2 * R(M * 4);                            // mean, rstd: fp32 (the LayerNorm weight is fp32)
+    l.saved += R(MC * a_);                               // conv output, LayerNorm's input
+    if (cuda_half()) l.saved += R(MC * 4) - R(MC * a_);  // LayerNorm runs in fp32 on CUDA: keeps the copy
+    l.saved += 2 * R(M * 4);                             // mean, rstd: fp32 (the LayerNorm weight is fp32)
     l.out = R(MC * ln_bytes);
     l.forward_extra = R(MC * ln_bytes) + (cuda_half() ? R(MC * a_) : 0);  // contiguous copy for layer_norm
     l.nograd_extra = l.forward_extra + R(MC * a_);
     l.backward_extra = 3 * R(MC * ln_bytes) + 2 * R(stripe * a_);  // LN copies and dX; conv input grad
-    l.in_grad = 0;                                                  // images need no gradient
+    l.in_grad = 0;                                                 // images need no gradient
     l.flops = 2.0 * 3 * 16 * static_cast<double>(MC);
     l.bytes_moved = static_cast<double>(stripe * 4 + 4 * MC * ln_bytes);
     return l;
@@ -73,10 +73,10 @@ class Builder {
     const int64_t B = in_.images, Mi = B * h_in * g.in_cols, MCi = Mi * c_in, MC = B * h * g.out_cols * c;
     LayerMemory l = base("stages." + std::to_string(stage) + ".downsample", stage, c, h, g);
     l.in = R(MCi * 4);
-    l.saves_input = true;       // LayerNorm keeps its (fp32) input
-    l.saved += 2 * R(Mi * 4);   // mean, rstd
+    l.saves_input = true;      // LayerNorm keeps its (fp32) input
+    l.saved += 2 * R(Mi * 4);  // mean, rstd
     const int64_t ext = g.ext_copy ? R(B * c_in * h_in * g.ext_cols * a_) : R(MCi * a_);
-    l.saved += ext;             // the conv's input: LayerNorm's output, its autocast copy, or an extended copy
+    l.saved += ext;  // the conv's input: LayerNorm's output, its autocast copy, or an extended copy
     if (half_) l.saved += R(c * c_in * 4 * a_);
     l.out = R(MC * a_);
     l.forward_extra = R(MCi * 4) + (half_ || g.ext_copy ? R(MCi * 4) : 0);
@@ -105,8 +105,8 @@ class Builder {
       l.saved += R(MC * a_) + 2 * R(M * 4) + R(MC * a_);  // conv output, fp32 stats, LayerNorm output
     }
     l.saved += 2 * R(4 * MC * a_) + R(MC * a_);  // fc1 output (GELU's input), GELU output (fc2's), fc2 output (gamma's)
-    if (in_.drop_path) l.saved += R(B * 4);       // the per-sample keep mask
-    l.out = R(MC * 4);                            // gamma (fp32) promotes the branch: the stream stays fp32
+    if (in_.drop_path) l.saved += R(B * 4);      // the per-sample keep mask
+    l.out = R(MC * 4);                           // gamma (fp32) promotes the branch: the stream stays fp32
     const int64_t ln = cuda_half() ? R(MC * 4) : R(MC * a_);
     l.forward_extra = std::max({ln + (cast_in ? R(MC * a_) : 0), R(MC * 4) * (in_.drop_path ? 2 : 1),
                                 g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0});

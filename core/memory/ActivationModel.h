@@ -23,7 +23,7 @@ struct ActivationInput {
   int compute_bytes = 4;  // 4: fp32; 2: bf16/fp16 autocast
   DeviceKind device = DeviceKind::Cpu;
   bool drop_path = false;
-  int64_t round_to = 1;  // allocation granularity applied to every tensor (CUDA: 512)
+  int64_t round_to = 1;        // allocation granularity applied to every tensor (CUDA: 512)
   int64_t round_large_to = 1;  // granularity of tensors >= 1 MiB (CUDA segments: 2 MiB)
 };
 

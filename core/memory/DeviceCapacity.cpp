@@ -33,7 +33,8 @@ std::optional<DeviceCapacity> device_capacity(const train::ExperimentConfig& cfg
     int64_t kib = 0;
     if (in >> key >> kib && key == "MemAvailable:") {
       const int world = std::max(1, cfg.world_size());
-      return DeviceCapacity{kib * 1024 / world, fmt::format("MemAvailable {:.1f} GiB / {} rank(s)", static_cast<double>(kib) * 1024 / GiB, world)};
+      return DeviceCapacity{kib * 1024 / world, fmt::format("MemAvailable {:.1f} GiB / {} rank(s)",
+                                                            static_cast<double>(kib) * 1024 / GiB, world)};
     }
   }
   return std::nullopt;
@@ -47,9 +48,10 @@ std::optional<std::string> fit_warning(const train::ExperimentConfig& cfg, const
     const RankPrediction& r = p.worst();
     if (r.reserved <= cap->bytes_per_rank) return std::nullopt;
     const double GiB = 1024.0 * 1024.0 * 1024.0;
-    return fmt::format("predicted peak {:.2f} GiB per rank (rank {}, during {}) does not fit in {}; "
-                       "`halo plan {} --devices N --budget SIZE` lists setups that fit",
-                       static_cast<double>(r.reserved) / GiB, r.rank, r.peak_at, cap->what, experiment);
+    return fmt::format(
+        "predicted peak {:.2f} GiB per rank (rank {}, during {}) does not fit in {}; "
+        "`halo plan {} --devices N --budget SIZE` lists setups that fit",
+        static_cast<double>(r.reserved) / GiB, r.rank, r.peak_at, cap->what, experiment);
   } catch (const util::Error&) {
     return std::nullopt;  // the launch checks report configuration problems themselves
   }

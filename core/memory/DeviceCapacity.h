@@ -19,6 +19,7 @@ struct DeviceCapacity {
 std::optional<DeviceCapacity> device_capacity(const train::ExperimentConfig& cfg);
 
 // The launcher's warning, or std::nullopt when the run is predicted to fit (or cannot be predicted).
-std::optional<std::string> fit_warning(const train::ExperimentConfig& cfg, const std::string& experiment = "EXPERIMENT.json");
+std::optional<std::string> fit_warning(const train::ExperimentConfig& cfg,
+                                       const std::string& experiment = "EXPERIMENT.json");
 
 }  // namespace halo::memory

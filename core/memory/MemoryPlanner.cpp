@@ -98,12 +98,14 @@ Prediction predict(const train::ExperimentConfig& cfg, const MachineRates& rates
     r.backward_transient = step.peak - step.saved_at_backward;
     r.activation_peak = std::max({step.peak, r.comm_buffers, r.optimizer_transient});
     r.peak_at = step.peak >= std::max(r.comm_buffers, r.optimizer_transient) ? step.where
-                : r.comm_buffers >= r.optimizer_transient ? "gradient all-reduce" : "optimizer step";
+                : r.comm_buffers >= r.optimizer_transient                    ? "gradient all-reduce"
+                                                                             : "optimizer step";
     r.peak = r.weights + r.gradients + r.optimizer_state + r.scaler_and_buffers + r.activation_peak;
     if (in.device == DeviceKind::Cuda) {
       const ActivationInput seg = activation_input(cfg, rank, true);
       const auto layers = activation_layers(seg);
-      const StepPeak reserved = simulate_step(layers, segments, allocated_bytes(in.images * 3 * in.height * in.width * 4, seg) + layers.front().in);
+      const StepPeak reserved = simulate_step(
+          layers, segments, allocated_bytes(in.images * 3 * in.height * in.width * 4, seg) + layers.front().in);
       r.allocator_slack = std::max<int64_t>(0, reserved.peak - step.peak) + (20 << 20);  // + the small-block pool
     }
     r.reserved = r.peak + r.allocator_slack;

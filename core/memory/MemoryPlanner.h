@@ -15,18 +15,18 @@ namespace halo::memory {
 struct RankPrediction {
   int rank = 0;  // sp index (dp replicas are identical)
   int64_t weights = 0, gradients = 0, optimizer_state = 0;
-  int64_t scaler_and_buffers = 0;  // loss scaler and module buffers: none are tensors in Halo's ConvNeXt
-  int64_t inputs = 0;              // the step's images held through forward and backward
-  int64_t saved_activations = 0;   // saved for backward when backward begins (inputs excluded)
-  int64_t backward_transient = 0;  // activation peak above inputs + saved (recompute, gradients in flight)
-  int64_t comm_buffers = 0;        // gradient all-reduce buckets (world > 1)
-  int64_t optimizer_transient = 0; // temporaries of the update and the gradient norm
-  int64_t activation_peak = 0;     // peak above the step's starting level (`halo bench memory`'s activation)
-  int64_t peak = 0;                // weights + gradients + optimizer + buffers + activation_peak
-  int64_t allocator_slack = 0;     // CUDA: reserved beyond allocated (estimate); CPU: 0 (exact counts)
-  int64_t reserved = 0;            // peak + slack
-  std::string peak_at;             // where the peak happens
-  std::vector<LayerMemory> layers; // per layer, forward order
+  int64_t scaler_and_buffers = 0;   // loss scaler and module buffers: none are tensors in Halo's ConvNeXt
+  int64_t inputs = 0;               // the step's images held through forward and backward
+  int64_t saved_activations = 0;    // saved for backward when backward begins (inputs excluded)
+  int64_t backward_transient = 0;   // activation peak above inputs + saved (recompute, gradients in flight)
+  int64_t comm_buffers = 0;         // gradient all-reduce buckets (world > 1)
+  int64_t optimizer_transient = 0;  // temporaries of the update and the gradient norm
+  int64_t activation_peak = 0;      // peak above the step's starting level (`halo bench memory`'s activation)
+  int64_t peak = 0;                 // weights + gradients + optimizer + buffers + activation_peak
+  int64_t allocator_slack = 0;      // CUDA: reserved beyond allocated (estimate); CPU: 0 (exact counts)
+  int64_t reserved = 0;             // peak + slack
+  std::string peak_at;              // where the peak happens
+  std::vector<LayerMemory> layers;  // per layer, forward order
 };
 
 struct Prediction {

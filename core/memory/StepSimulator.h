@@ -16,10 +16,10 @@ struct Segment {
 };
 
 struct StepPeak {
-  int64_t peak = 0;                // live bytes above the step's start, at the worst moment
-  int64_t saved_at_backward = 0;   // saved activations (and inputs) when backward begins
+  int64_t peak = 0;               // live bytes above the step's start, at the worst moment
+  int64_t saved_at_backward = 0;  // saved activations (and inputs) when backward begins
   int64_t forward_peak = 0;
-  std::string where;               // "backward of stages.0.blocks.2 (recompute)"
+  std::string where;  // "backward of stages.0.blocks.2 (recompute)"
 };
 
 // inputs: bytes live through forward and backward before the first layer (the images).

@@ -44,7 +44,8 @@ MachineRates measure_cpu_rates(int threads) {
   MachineRates r = stored_rates(DeviceKind::Cpu);
   r.flops_per_s = mm_rate;
   r.bytes_per_s = bw;
-  r.source = fmt::format("measured: {:.1f} GFLOP/s matmul, {:.1f} GB/s copy, {} thread(s)", mm_rate / 1e9, bw / 1e9, threads);
+  r.source =
+      fmt::format("measured: {:.1f} GFLOP/s matmul, {:.1f} GB/s copy, {} thread(s)", mm_rate / 1e9, bw / 1e9, threads);
   return r;
 }
 
@@ -59,7 +60,8 @@ StepTimeEstimate estimate_step_time(const std::vector<LayerMemory>& layers, cons
     const double fwd = l.flops / rates.flops_per_s + l.bytes_moved / rates.bytes_per_s;
     t.compute_s += 3 * fwd;
     t.flops += 3 * l.flops;
-    const double exchange = l.halo_bytes > 0 ? rates.link_latency_s + static_cast<double>(l.halo_bytes) / rates.link_bytes_per_s : 0;
+    const double exchange =
+        l.halo_bytes > 0 ? rates.link_latency_s + static_cast<double>(l.halo_bytes) / rates.link_bytes_per_s : 0;
     t.halo_s += 2 * exchange;  // gather in forward, return in backward
     if (recomputed[i]) {
       t.recompute_s += fwd;

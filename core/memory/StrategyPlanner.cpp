@@ -21,13 +21,25 @@ int64_t parse_bytes(const std::string& text) {
   }
   std::string unit;
   for (size_t i = pos; i < text.size(); ++i)
-    if (!std::isspace(static_cast<unsigned char>(text[i]))) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
-  const std::vector<std::pair<std::string, double>> units{
-      {"", 1}, {"b", 1}, {"kib", 1024.0}, {"mib", 1024.0 * 1024}, {"gib", 1024.0 * 1024 * 1024}, {"tib", 1024.0 * 1024 * 1024 * 1024},
-      {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"k", 1024.0}, {"m", 1024.0 * 1024}, {"g", 1024.0 * 1024 * 1024}};
+    if (!std::isspace(static_cast<unsigned char>(text[i])))
+      unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+  const std::vector<std::pair<std::string, double>> units{{"", 1},
+                                                          {"b", 1},
+                                                          {"kib", 1024.0},
+                                                          {"mib", 1024.0 * 1024},
+                                                          {"gib", 1024.0 * 1024 * 1024},
+                                                          {"tib", 1024.0 * 1024 * 1024 * 1024},
+                                                          {"kb", 1e3},
+                                                          {"mb", 1e6},
+                                                          {"gb", 1e9},
+                                                          {"tb", 1e12},
+                                                          {"k", 1024.0},
+                                                          {"m", 1024.0 * 1024},
+                                                          {"g", 1024.0 * 1024 * 1024}};
   for (const auto& [u, f] : units)
     if (pos > 0 && unit == u && v > 0) return static_cast<int64_t>(std::llround(v * f));
-  throw util::Error(fmt::format("memory size '{}' is not understood", text), "write a positive size such as 24GiB, 80GB or 512MiB");
+  throw util::Error(fmt::format("memory size '{}' is not understood", text),
+                    "write a positive size such as 24GiB, 80GB or 512MiB");
 }
 
 PlanResult plan_setups(const train::ExperimentConfig& cfg, const std::vector<int>& device_counts, int64_t budget,

@@ -23,14 +23,14 @@ struct PlanRow {
   double time_per_sample_s = 0;  // step_s / (dp * batch)
   double relative_time = 0;      // time per sample / that of `none` on one device
   bool fits = false;
-  std::string problem;           // why this setup cannot run (width does not shard, ...)
+  std::string problem;  // why this setup cannot run (width does not shard, ...)
 };
 
 struct PlanResult {
   std::vector<PlanRow> rows;
-  std::optional<size_t> recommended;  // the fastest row that fits
+  std::optional<size_t> recommended;        // the fastest row that fits
   std::vector<size_t> fastest_per_devices;  // per device count with a fitting row: its fastest
-  int64_t budget = 0;                 // bytes per rank
+  int64_t budget = 0;                       // bytes per rank
   MachineRates rates;
 };
 

@@ -13,9 +13,12 @@ namespace halo::model {
 
 const char* to_string(CheckpointLevel l) {
   switch (l) {
-    case CheckpointLevel::None: return "none";
-    case CheckpointLevel::Block: return "block";
-    case CheckpointLevel::Stage: return "stage";
+    case CheckpointLevel::None:
+      return "none";
+    case CheckpointLevel::Block:
+      return "block";
+    case CheckpointLevel::Stage:
+      return "stage";
   }
   return "?";
 }

@@ -19,12 +19,10 @@ ConvNeXtHeadImpl::ConvNeXtHeadImpl(int64_t dim, int64_t num_classes, double norm
   fc->bias.zero_();
 }
 
-torch::Tensor ConvNeXtHeadImpl::forward(const torch::Tensor& pooled) {
-  return fc->forward(norm->forward_last(pooled));
-}
+torch::Tensor ConvNeXtHeadImpl::forward(const torch::Tensor& pooled) { return fc->forward(norm->forward_last(pooled)); }
 
-ConvNeXtStageImpl::ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth, bool with_downsample,
-                                     bool conv_mlp, double norm_eps, std::vector<double> drop_path) {
+ConvNeXtStageImpl::ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth, bool with_downsample, bool conv_mlp,
+                                     double norm_eps, std::vector<double> drop_path) {
   downsample = register_module("downsample", torch::nn::ModuleList());
   if (with_downsample) {
     downsample->push_back(LayerNorm2d(in_dim, norm_eps));
@@ -32,7 +30,8 @@ ConvNeXtStageImpl::ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth,
   }
   blocks = register_module("blocks", torch::nn::ModuleList());
   for (int j = 0; j < depth; ++j)
-    blocks->push_back(ConvNeXtBlock(out_dim, conv_mlp, norm_eps, 1e-6, j < static_cast<int>(drop_path.size()) ? drop_path[j] : 0.0));
+    blocks->push_back(
+        ConvNeXtBlock(out_dim, conv_mlp, norm_eps, 1e-6, j < static_cast<int>(drop_path.size()) ? drop_path[j] : 0.0));
 }
 
 ShardedTensor ConvNeXtStageImpl::forward(ShardedTensor x) {
@@ -90,7 +89,9 @@ torch::Tensor ConvNeXtImpl::forward(const ShardedTensor& x) {
 
 std::vector<parallel::LayerWindow> ConvNeXtImpl::layer_windows() const {
   std::vector<parallel::LayerWindow> out;
-  auto add = [&](std::string name, const ShardedConv2dImpl& c) { out.push_back({std::move(name), c.spec().along_w()}); };
+  auto add = [&](std::string name, const ShardedConv2dImpl& c) {
+    out.push_back({std::move(name), c.spec().along_w()});
+  };
   add("stem.0", stem->at<ShardedConv2dImpl>(0));
   for (size_t i = 0; i < stages->size(); ++i) {
     const auto& st = stages->at<ConvNeXtStageImpl>(i);

@@ -15,8 +15,8 @@
 #include "model/LayerNorm2d.h"
 #include "model/ShardedConv2d.h"
 #include "parallel/GradSync.h"
-#include "parallel/ShardingCheck.h"
 #include "parallel/ShardedTensor.h"
+#include "parallel/ShardingCheck.h"
 
 namespace halo::model {
 
@@ -33,7 +33,8 @@ TORCH_MODULE(ConvNeXtHead);
 class ConvNeXtImpl : public torch::nn::Module {
  public:
   // num_classes 0: no classification head (a backbone for a detector).
-  ConvNeXtImpl(const ConvNeXtVariant& variant, int64_t num_classes = 1000, int64_t in_chans = 3, double drop_path_rate = 0.0);
+  ConvNeXtImpl(const ConvNeXtVariant& variant, int64_t num_classes = 1000, int64_t in_chans = 3,
+               double drop_path_rate = 0.0);
 
   // x: (B, 3, H, W/world) stripes; returns logits (B, classes), identical on every sp rank.
   torch::Tensor forward(const parallel::ShardedTensor& x);
@@ -62,7 +63,7 @@ class ConvNeXtImpl : public torch::nn::Module {
 
   torch::nn::ModuleList stem{nullptr};    // 0: conv 4x4/4, 1: LayerNorm2d
   torch::nn::ModuleList stages{nullptr};  // ConvNeXtStage x 4
-  ConvNeXtHead head{nullptr};  // null when built with num_classes 0
+  ConvNeXtHead head{nullptr};             // null when built with num_classes 0
 
  private:
   ConvNeXtVariant variant_;
@@ -81,7 +82,6 @@ class ConvNeXtStageImpl : public torch::nn::Module {
   parallel::ShardedTensor forward_inner(parallel::ShardedTensor x);
 
  public:
-
   torch::nn::ModuleList downsample{nullptr};  // empty for stage 0
   torch::nn::ModuleList blocks{nullptr};
 };

@@ -33,7 +33,8 @@ DetrHeadImpl::DetrHeadImpl(const DetrHeadOptions& o) : o_(o) {
   query_embedding = register_module("query_embedding", torch::nn::Embedding(o.queries, o.dim));
   auto layer = torch::nn::TransformerDecoderLayer(
       torch::nn::TransformerDecoderLayerOptions(o.dim, o.heads).dim_feedforward(o.ffn).dropout(0.0));
-  decoder = register_module("decoder", torch::nn::TransformerDecoder(torch::nn::TransformerDecoderOptions(layer, o.layers)));
+  decoder =
+      register_module("decoder", torch::nn::TransformerDecoder(torch::nn::TransformerDecoderOptions(layer, o.layers)));
   cls_branch = register_module("cls_branch", torch::nn::Linear(o.dim, o.classes));
   reg_branch = register_module("reg_branch", make_mlp(o.dim, o.dim, o.reg_dim, 3));
   torch::NoGradGuard no_grad;
@@ -42,10 +43,10 @@ DetrHeadImpl::DetrHeadImpl(const DetrHeadOptions& o) : o_(o) {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> DetrHeadImpl::forward(const at::Tensor& memory) {
   const int64_t B = memory.size(0), D = memory.size(1), h = memory.size(2), w = memory.size(3);
-  at::Tensor pos = sine_position_embedding(h, w, D, memory.options());                   // (D, h, w)
-  at::Tensor mem = (memory + pos.unsqueeze(0)).flatten(2).permute({2, 0, 1});            // (h*w, B, D)
-  at::Tensor tgt = query_embedding->weight.unsqueeze(1).expand({o_.queries, B, D});      // (Q, B, D)
-  at::Tensor decoded = decoder->forward(tgt, mem).transpose(0, 1);                        // (B, Q, D)
+  at::Tensor pos = sine_position_embedding(h, w, D, memory.options());               // (D, h, w)
+  at::Tensor mem = (memory + pos.unsqueeze(0)).flatten(2).permute({2, 0, 1});        // (h*w, B, D)
+  at::Tensor tgt = query_embedding->weight.unsqueeze(1).expand({o_.queries, B, D});  // (Q, B, D)
+  at::Tensor decoded = decoder->forward(tgt, mem).transpose(0, 1);                   // (B, Q, D)
   return {cls_branch->forward(decoded), torch::sigmoid(reg_branch->forward(decoded)), decoded};
 }
 

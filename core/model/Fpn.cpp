@@ -26,7 +26,8 @@ parallel::ShardedTensor FpnImpl::forward(const parallel::ShardedTensor& s16, con
                       "use an image width and height that are multiples of 32 x sp");
   parallel::ShardedTensor lat16 = lateral_convs->at<ShardedConv2dImpl>(0).forward(s16);  // (B, D, H/16, W/16/world)
   parallel::ShardedTensor lat32 = lateral_convs->at<ShardedConv2dImpl>(1).forward(s32);  // (B, D, H/32, W/32/world)
-  at::Tensor up = torch::upsample_nearest2d(lat32.local, std::vector<int64_t>{lat16.local.size(2), lat16.local.size(3)});
+  at::Tensor up =
+      torch::upsample_nearest2d(lat32.local, std::vector<int64_t>{lat16.local.size(2), lat16.local.size(3)});
   return fpn_convs->at<ShardedConv2dImpl>(0).forward(lat16.with(lat16.local + up));
 }
 

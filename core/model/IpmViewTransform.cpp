@@ -34,8 +34,8 @@ IpmViewTransformImpl::IpmViewTransformImpl(int64_t channels, BevGrid grid) : gri
   proj = register_module("proj", torch::nn::Conv2d(torch::nn::Conv2dOptions(channels * grid.nz(), channels, 1)));
 }
 
-at::Tensor IpmViewTransformImpl::forward(const at::Tensor& feats, const at::Tensor& lidar2img, const at::Tensor& image_hw,
-                                         std::array<int64_t, 2> input_hw) {
+at::Tensor IpmViewTransformImpl::forward(const at::Tensor& feats, const at::Tensor& lidar2img,
+                                         const at::Tensor& image_hw, std::array<int64_t, 2> input_hw) {
   const int64_t B = lidar2img.size(0), V = lidar2img.size(1), C = feats.size(1);
   const int64_t X = grid_.nx(), Y = grid_.ny(), Z = grid_.nz(), P = X * Y * Z;
   at::Tensor g, valid;  // (B*V, 1, P, 2) sampling grid, (B, V, P) visibility
@@ -49,7 +49,8 @@ at::Tensor IpmViewTransformImpl::forward(const at::Tensor& feats, const at::Tens
     at::Tensor safe = torch::where(depth > 1e-5, depth, torch::ones_like(depth));
     at::Tensor u = cam.select(2, 0) / safe, v = cam.select(2, 1) / safe;  // input pixels
     at::Tensor hw = image_hw.to(torch::kFloat32);
-    valid = (depth > 1e-5) & (u >= 0) & (v >= 0) & (u < hw.select(2, 1).unsqueeze(-1)) & (v < hw.select(2, 0).unsqueeze(-1));
+    valid = (depth > 1e-5) & (u >= 0) & (v >= 0) & (u < hw.select(2, 1).unsqueeze(-1)) &
+            (v < hw.select(2, 0).unsqueeze(-1));
     // align_corners=False: -1 and +1 are the outer edges of the padded input.
     g = torch::stack({u / input_hw[1] * 2 - 1, v / input_hw[0] * 2 - 1}, -1);  // (B, V, P, 2)
     g = torch::where(valid.unsqueeze(-1), g, torch::full_like(g, -2.0)).view({B * V, 1, P, 2}).to(feats.scalar_type());

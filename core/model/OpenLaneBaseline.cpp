@@ -15,8 +15,8 @@ OpenLaneBaselineImpl::OpenLaneBaselineImpl(const ConvNeXtVariant& v, OpenLaneBas
   img_view_transformer = register_module("img_view_transformer", IpmViewTransform(o.dim, o.bev));
   lc_head = register_module("lc_head", DetrHead(DetrHeadOptions{o.dim, o.lane_queries, 1, o.control_points * 3, o.heads,
                                                                 o.ffn, o.decoder_layers}));
-  te_head = register_module("te_head", DetrHead(DetrHeadOptions{o.dim, o.te_queries, o.te_classes, 4, o.heads, o.ffn,
-                                                                o.decoder_layers}));
+  te_head = register_module(
+      "te_head", DetrHead(DetrHeadOptions{o.dim, o.te_queries, o.te_classes, 4, o.heads, o.ffn, o.decoder_layers}));
   lclc_head = register_module("lclc_head", TopologyHead(o.dim, o.dim, o.topology_layers));
   lcte_head = register_module("lcte_head", TopologyHead(o.dim, o.dim, o.topology_layers));
 }
@@ -32,7 +32,7 @@ OpenLaneOutputs OpenLaneBaselineImpl::forward(const parallel::ShardedTensor& ima
   OpenLaneOutputs out;
   at::Tensor lane_reg;
   std::tie(out.lane_logits, lane_reg, out.lane_embed) = lc_head->forward(bev);
-  out.lane_logits = out.lane_logits.squeeze(-1);                              // (B, Ql)
+  out.lane_logits = out.lane_logits.squeeze(-1);                                 // (B, Ql)
   out.lane_control = lane_reg.view({B, o_.lane_queries, o_.control_points, 3});  // (B, Ql, 5, 3) in [0, 1]
   const BevGrid& g = o_.bev;
   at::Tensor lo = torch::tensor({g.x[0], g.y[0], g.z[0]}, lane_reg.options());

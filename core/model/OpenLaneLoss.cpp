@@ -71,8 +71,8 @@ Matches OpenLaneLoss::match_elements(const at::Tensor& logits, const at::Tensor&
                                      const at::Tensor& gt_labels) const {
   if (gt_boxes.size(0) == 0) return {};
   at::Tensor giou = generalized_iou(box_cxcywh_to_xyxy(boxes).unsqueeze(1), box_cxcywh_to_xyxy(gt_boxes).unsqueeze(0));
-  at::Tensor cost = w_.te_cls * focal_cost(logits, gt_labels) + w_.te_bbox * torch::cdist(boxes, gt_boxes, 1) -
-                    w_.te_iou * giou;
+  at::Tensor cost =
+      w_.te_cls * focal_cost(logits, gt_labels) + w_.te_bbox * torch::cdist(boxes, gt_boxes, 1) - w_.te_iou * giou;
   return assign(cost);
 }
 
@@ -88,7 +88,7 @@ std::map<std::string, at::Tensor> OpenLaneLoss::operator()(const OpenLaneOutputs
   for (int64_t b = 0; b < B; ++b) {
     const OpenLaneTargets& t = targets.at(static_cast<size_t>(b));
     at::Tensor gt_ctrl = normalised_control(t.lane_points.to(o)).flatten(1);  // (L, C*3)
-    at::Tensor pred_ctrl = out.lane_control[b].flatten(1);                     // (Ql, C*3)
+    at::Tensor pred_ctrl = out.lane_control[b].flatten(1);                    // (Ql, C*3)
     const Matches ml = match_lanes(out.lane_logits[b].detach(), pred_ctrl.detach(), gt_ctrl);
     at::Tensor gt_boxes = t.te_boxes.to(o), gt_labels = t.te_labels.to(dev, torch::kInt64);
     const Matches mt = match_elements(out.te_logits[b].detach(), out.te_boxes[b].detach(), gt_boxes, gt_labels);
@@ -109,7 +109,8 @@ std::map<std::string, at::Tensor> OpenLaneLoss::operator()(const OpenLaneOutputs
     lclc = lclc + sigmoid_focal_loss(out.lclc_logits[b], pair_targets(t.lclc, lane_owner, lane_owner, o)).sum();
     lcte = lcte + sigmoid_focal_loss(out.lcte_logits[b], pair_targets(t.lcte, lane_owner, te_owner, o)).sum();
   }
-  const double nl = static_cast<double>(std::max<int64_t>(lanes, 1)), nt = static_cast<double>(std::max<int64_t>(elements, 1));
+  const double nl = static_cast<double>(std::max<int64_t>(lanes, 1)),
+               nt = static_cast<double>(std::max<int64_t>(elements, 1));
   std::map<std::string, at::Tensor> l;
   l["lc_loss_cls"] = w_.lc_cls * lc_cls / nl;
   l["lc_loss_bbox"] = w_.lc_bbox * lc_bbox / nl;

@@ -38,7 +38,8 @@ class OpenLaneLoss {
 
   // lc_loss_cls, lc_loss_bbox, te_loss_cls, te_loss_bbox, te_loss_iou,
   // topology_lclc_loss_cls, topology_lcte_loss_cls (weighted) and "loss", their sum.
-  std::map<std::string, at::Tensor> operator()(const OpenLaneOutputs& out, const std::vector<OpenLaneTargets>& targets) const;
+  std::map<std::string, at::Tensor> operator()(const OpenLaneOutputs& out,
+                                               const std::vector<OpenLaneTargets>& targets) const;
 
   // Lanes: FocalLossCost + L1 on the normalised control points. logits (Q), control (Q, C*3), gt (L, C*3).
   Matches match_lanes(const at::Tensor& logits, const at::Tensor& control, const at::Tensor& gt_control) const;

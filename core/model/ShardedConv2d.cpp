@@ -10,8 +10,8 @@ namespace halo::model {
 
 ShardedConv2dImpl::ShardedConv2dImpl(int64_t in_channels, int64_t out_channels, parallel::ConvSpec spec, bool with_bias)
     : spec_(spec) {
-  weight = register_parameter(
-      "weight", torch::empty({out_channels, in_channels / spec.groups, spec.kernel[0], spec.kernel[1]}));
+  weight = register_parameter("weight",
+                              torch::empty({out_channels, in_channels / spec.groups, spec.kernel[0], spec.kernel[1]}));
   trunc_normal_(weight, 0.02);
   if (with_bias) bias = register_parameter("bias", torch::zeros({out_channels}));
 }

@@ -23,10 +23,11 @@ bool staged(BackendKind k, const at::Tensor& t) { return k == BackendKind::Gloo 
 void wait_or_throw(const c10::intrusive_ptr<c10d::Work>& w, const Communicator& c, const char* what,
                    std::chrono::milliseconds timeout) {
   auto fail = [&](const std::string& why) {
-    return util::Error(fmt::format("{} on group '{}' (rank {} of {}) failed: {}", what, c.name(), c.rank(), c.size(), why),
-                       fmt::format("a peer rank died or hung; see the other ranks' logs (collective timeout: {} s, "
-                                   "set HALO_COLLECTIVE_TIMEOUT to change it)",
-                                   std::chrono::duration_cast<std::chrono::seconds>(timeout).count()));
+    return util::Error(
+        fmt::format("{} on group '{}' (rank {} of {}) failed: {}", what, c.name(), c.rank(), c.size(), why),
+        fmt::format("a peer rank died or hung; see the other ranks' logs (collective timeout: {} s, "
+                    "set HALO_COLLECTIVE_TIMEOUT to change it)",
+                    std::chrono::duration_cast<std::chrono::seconds>(timeout).count()));
   };
   try {
     w->wait(timeout);
@@ -96,7 +97,8 @@ at::Tensor Communicator::all_gather_cat(const at::Tensor& t, int64_t dim, const 
   std::vector<at::Tensor> in{mine};
   wait_or_throw(impl_->backend->allgather(out, in, c10d::AllgatherOptions{}), *this, "all-gather", impl_->timeout);
   std::vector<at::Tensor> parts;
-  for (int r = 0; r < size(); ++r) parts.push_back(out[0][static_cast<size_t>(r)].narrow(dim, 0, sizes[static_cast<size_t>(r)]));
+  for (int r = 0; r < size(); ++r)
+    parts.push_back(out[0][static_cast<size_t>(r)].narrow(dim, 0, sizes[static_cast<size_t>(r)]));
   at::Tensor full = at::cat(parts, dim);
   return full.to(t.device());
 }
@@ -126,7 +128,8 @@ Pending Communicator::exchange(std::vector<P2POp> ops) {
     if (!buf.is_contiguous())
       throw util::Error(fmt::format("exchange on '{}': buffer for peer {} is not contiguous", name(), op.peer));
     if (staged(kind(), buf)) {
-      at::Tensor host = op.kind == P2POp::Kind::Send ? buf.cpu() : at::empty(buf.sizes(), buf.options().device(at::kCPU));
+      at::Tensor host =
+          op.kind == P2POp::Kind::Send ? buf.cpu() : at::empty(buf.sizes(), buf.options().device(at::kCPU));
       if (op.kind == P2POp::Kind::Recv) copy_back.emplace_back(host, buf);
       buf = host;
     }

@@ -33,8 +33,8 @@ class Pending {
 struct P2POp {
   enum class Kind { Send, Recv };
   Kind kind;
-  int peer;          // rank within this group
-  at::Tensor buffer; // contiguous; filled on Recv
+  int peer;           // rank within this group
+  at::Tensor buffer;  // contiguous; filled on Recv
 };
 
 class Communicator {
@@ -50,8 +50,8 @@ class Communicator {
   const std::string& name() const;  // "world", "sp0", "dp1", ...
   BackendKind kind() const;
 
-  void all_reduce_sum(at::Tensor& t);              // in place, every rank gets the sum
-  Pending all_reduce_sum_async(at::Tensor& t);     // t must stay alive until wait()
+  void all_reduce_sum(at::Tensor& t);           // in place, every rank gets the sum
+  Pending all_reduce_sum_async(at::Tensor& t);  // t must stay alive until wait()
   // Concatenates each rank's tensor along `dim`; `sizes[r]` is rank r's extent on dim.
   at::Tensor all_gather_cat(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& sizes);
   void broadcast(at::Tensor& t, int root);

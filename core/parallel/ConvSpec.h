@@ -10,7 +10,7 @@
 namespace halo::parallel {
 
 struct ConvSpec {
-  std::array<int64_t, 2> kernel{1, 1};    // (kH, kW)
+  std::array<int64_t, 2> kernel{1, 1};  // (kH, kW)
   std::array<int64_t, 2> stride{1, 1};
   std::array<int64_t, 2> padding{0, 0};
   std::array<int64_t, 2> dilation{1, 1};

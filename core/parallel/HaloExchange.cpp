@@ -28,8 +28,8 @@ HaloGather::HaloGather(Communicator& comm, const HaloPlan& plan, const at::Tenso
     ops.push_back({P2POp::Kind::Recv, p.peer, received_.back()});
   }
   for (const Transfer& t : plan.sends)
-    ops.push_back({P2POp::Kind::Send, t.peer,
-                   columns(x, t.columns.begin - plan.owned.begin, t.columns.size()).contiguous()});
+    ops.push_back(
+        {P2POp::Kind::Send, t.peer, columns(x, t.columns.begin - plan.owned.begin, t.columns.size()).contiguous()});
   pending_ = comm.exchange(std::move(ops));
 }
 
@@ -62,8 +62,8 @@ HaloScatter::HaloScatter(Communicator& comm, const HaloPlan& plan, const at::Ten
   }
   for (const Piece& p : plan.pieces)
     if (p.source == Piece::Source::Peer)
-      ops.push_back({P2POp::Kind::Send, p.peer,
-                     columns(grad_ext, plan.offset(p.columns.begin), p.columns.size()).contiguous()});
+      ops.push_back(
+          {P2POp::Kind::Send, p.peer, columns(grad_ext, plan.offset(p.columns.begin), p.columns.size()).contiguous()});
   pending_ = comm.exchange(std::move(ops));
 }
 

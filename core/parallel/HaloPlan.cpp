@@ -28,7 +28,8 @@ HaloPlan make_halo_plan(const Partition& in, const std::vector<Span>& needed_by_
   plan.needed = needed_by_rank.at(static_cast<size_t>(rank));
   const int64_t W = in.global_width();
   const Span needed = plan.needed;
-  if (needed.begin < 0) plan.pieces.push_back({Piece::Source::Pad, -1, {needed.begin, std::min<int64_t>(0, needed.end)}});
+  if (needed.begin < 0)
+    plan.pieces.push_back({Piece::Source::Pad, -1, {needed.begin, std::min<int64_t>(0, needed.end)}});
   for (int q = 0; q < in.parts(); ++q) {
     const Span part = intersect(in.span(q), needed);
     if (part.empty()) continue;
@@ -51,8 +52,8 @@ HaloPlan make_halo_plan(const Partition& in, const Window& w, int rank, const ch
       throw util::Error(
           fmt::format("layer {}: rank {} of {} would hold {} input and {} output columns (input width {}, "
                       "stripes {}; kernel {}, stride {}, padding {}, dilation {})",
-                      *layer ? layer : "?", q, in.parts(), in.span(q).size(), out.span(q).size(),
-                      in.global_width(), in.describe(), w.kernel, w.stride, w.padding, w.dilation),
+                      *layer ? layer : "?", q, in.parts(), in.span(q).size(), out.span(q).size(), in.global_width(),
+                      in.describe(), w.kernel, w.stride, w.padding, w.dilation),
           "use fewer sp ranks or a wider input so that every rank keeps at least one column");
     needed.push_back(input_needed(out.span(q), w));
   }

@@ -26,12 +26,12 @@ struct Transfer {
 
 struct HaloPlan {
   int rank = 0;
-  Span owned;                  // input columns this rank holds
-  Span needed;                 // input columns its outputs read (global, may exceed [0, W))
-  Span outputs;                // output columns this rank computes
-  std::vector<Piece> pieces;   // needed, as pad / local / peer pieces in column order
-  std::vector<Transfer> sends; // my columns others need, ascending peer
-  int64_t halo_left() const { return owned.begin - needed.begin; }   // may be negative
+  Span owned;                   // input columns this rank holds
+  Span needed;                  // input columns its outputs read (global, may exceed [0, W))
+  Span outputs;                 // output columns this rank computes
+  std::vector<Piece> pieces;    // needed, as pad / local / peer pieces in column order
+  std::vector<Transfer> sends;  // my columns others need, ascending peer
+  int64_t halo_left() const { return owned.begin - needed.begin; }  // may be negative
   int64_t halo_right() const { return needed.end - owned.end; }
   bool is_local() const;  // needs nothing from peers and no padding columns (may still send)
   // Halo columns received from lower ranks (first) and higher ranks (second); padding excluded.

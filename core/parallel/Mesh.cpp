@@ -23,8 +23,8 @@ c10::intrusive_ptr<c10d::Store> as_intrusive(const std::shared_ptr<c10d::Store>&
 }
 
 std::shared_ptr<Communicator> make_group(const WorldInfo& world, const std::shared_ptr<c10d::Store>& store,
-                                         const std::string& name, int group_rank, int group_size,
-                                         BackendKind kind, std::chrono::milliseconds timeout) {
+                                         const std::string& name, int group_rank, int group_size, BackendKind kind,
+                                         std::chrono::milliseconds timeout) {
   auto impl = std::make_unique<Communicator::Impl>();
   impl->name = name;
   impl->kind = kind;
@@ -57,9 +57,9 @@ Mesh::Mesh(const WorldInfo& world, std::shared_ptr<c10d::Store> store, MeshShape
            std::chrono::milliseconds timeout)
     : shape_(shape), rank_(world.rank) {
   if (shape.dp < 1 || shape.sp < 1 || shape.world() != world.world_size)
-    throw util::Error(fmt::format("mesh dp={} x sp={} does not match WORLD_SIZE={}", shape.dp, shape.sp,
-                                  world.world_size),
-                      "choose dp and sp whose product is the number of ranks");
+    throw util::Error(
+        fmt::format("mesh dp={} x sp={} does not match WORLD_SIZE={}", shape.dp, shape.sp, world.world_size),
+        "choose dp and sp whose product is the number of ranks");
   world_ = make_group(world, store, "world", rank_, world.world_size, kind, timeout);
   const int g = dp_index(), i = sp_index();
   sp_ = shape.sp == 1 ? Communicator::solo()

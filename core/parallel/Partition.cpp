@@ -31,8 +31,7 @@ Span input_needed(Span out, const Window& w) {
   return {out.begin * w.stride - w.padding, (out.end - 1) * w.stride - w.padding + w.reach()};
 }
 
-Partition::Partition(int64_t global_width, std::vector<Span> spans)
-    : width_(global_width), spans_(std::move(spans)) {
+Partition::Partition(int64_t global_width, std::vector<Span> spans) : width_(global_width), spans_(std::move(spans)) {
   int64_t at = 0;
   for (const Span& s : spans_) {
     if (s.begin != at || s.end < s.begin)
@@ -43,8 +42,7 @@ Partition::Partition(int64_t global_width, std::vector<Span> spans)
 }
 
 bool Partition::is_even() const {
-  return std::all_of(spans_.begin(), spans_.end(),
-                     [&](const Span& s) { return s.size() == spans_.front().size(); });
+  return std::all_of(spans_.begin(), spans_.end(), [&](const Span& s) { return s.size() == spans_.front().size(); });
 }
 
 std::string Partition::describe() const {
@@ -57,8 +55,8 @@ Partition even_partition(int64_t width, int parts) {
   if (parts < 1) throw util::Error(fmt::format("cannot split a width over {} ranks", parts));
   if (width % parts != 0)
     throw util::Error(fmt::format("width {} does not split evenly over {} ranks", width, parts),
-                      fmt::format("use a width that is a multiple of {}, e.g. {} or {}", parts,
-                                  width / parts * parts, (width / parts + 1) * parts));
+                      fmt::format("use a width that is a multiple of {}, e.g. {} or {}", parts, width / parts * parts,
+                                  (width / parts + 1) * parts));
   std::vector<Span> spans;
   const int64_t each = width / parts;
   for (int r = 0; r < parts; ++r) spans.push_back({r * each, (r + 1) * each});

@@ -52,8 +52,8 @@ std::pair<int, uint16_t> listen_on(uint16_t port, bool all_interfaces = false) {
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 128) != 0) {
     const std::string why = std::strerror(errno);
     ::close(fd);
-    throw util::Error(fmt::format("cannot listen on {}:{} for the rendezvous: {}", all_interfaces ? "0.0.0.0" : "127.0.0.1",
-                                  port, why),
+    throw util::Error(fmt::format("cannot listen on {}:{} for the rendezvous: {}",
+                                  all_interfaces ? "0.0.0.0" : "127.0.0.1", port, why),
                       all_interfaces ? "pick another --master-port (MASTER_PORT) free on node 0, the same on every node"
                                      : "pick another MASTER_PORT, or leave it unset so a free port is chosen");
   }
@@ -99,9 +99,8 @@ std::shared_ptr<c10d::Store> connect_store(const WorldInfo& world, std::chrono::
   }
   try {
     auto store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, o);
-    return std::shared_ptr<c10d::Store>(store.release(), [](c10d::Store* s) {
-      c10::intrusive_ptr<c10d::Store>::reclaim(s);
-    });
+    return std::shared_ptr<c10d::Store>(store.release(),
+                                        [](c10d::Store* s) { c10::intrusive_ptr<c10d::Store>::reclaim(s); });
   } catch (const std::exception& e) {
     throw util::Error(fmt::format("rank {} could not reach the rendezvous store at {}:{}: {}", world.rank,
                                   world.master_addr, world.master_port, e.what()),
@@ -117,9 +116,8 @@ LocalStoreServer::LocalStoreServer(uint16_t port, int world_size, std::chrono::m
   o.isServer = true;
   o.masterListenFd = fd;
   auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
-  store_ = std::shared_ptr<c10d::Store>(store.release(), [](c10d::Store* s) {
-    c10::intrusive_ptr<c10d::Store>::reclaim(s);
-  });
+  store_ = std::shared_ptr<c10d::Store>(store.release(),
+                                        [](c10d::Store* s) { c10::intrusive_ptr<c10d::Store>::reclaim(s); });
 }
 
 LocalStoreServer::~LocalStoreServer() = default;

@@ -21,8 +21,7 @@ struct ConvCapsule : PlanCapsule {
 };
 
 at::Tensor conv(const at::Tensor& in, const at::Tensor& w, const at::Tensor& b, const ConvSpec& s) {
-  return at::conv2d(in, w, b, {s.stride[0], s.stride[1]}, {s.padding[0], 0}, {s.dilation[0], s.dilation[1]},
-                    s.groups);
+  return at::conv2d(in, w, b, {s.stride[0], s.stride[1]}, {s.padding[0], 0}, {s.dilation[0], s.dilation[1]}, s.groups);
 }
 
 // Output columns [o0, o1) computed from the extended input (columns from plan.needed.begin).
@@ -57,7 +56,8 @@ class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction
       if (i0 > plan.outputs.begin)
         parts.push_back(conv_range(ext, plan.needed.begin, plan.outputs.begin, i0, weight, bias, s));
       parts.push_back(interior);
-      if (plan.outputs.end > i1) parts.push_back(conv_range(ext, plan.needed.begin, i1, plan.outputs.end, weight, bias, s));
+      if (plan.outputs.end > i1)
+        parts.push_back(conv_range(ext, plan.needed.begin, i1, plan.outputs.end, weight, bias, s));
       out = parts.size() == 1 ? parts.front() : at::cat(parts, -1);
     } else {
       out = conv(ext, weight, bias, s);
@@ -80,8 +80,8 @@ class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction
     at::Tensor g = grads[0].contiguous();
     const std::vector<int64_t> stride{s.stride[0], s.stride[1]}, pad{s.padding[0], 0},
         dil{s.dilation[0], s.dilation[1]}, outpad{0, 0};
-    auto [grad_ext, unused_w, unused_b] = at::convolution_backward(
-        g, ext, weight, std::nullopt, stride, pad, dil, false, outpad, s.groups, {true, false, false});
+    auto [grad_ext, unused_w, unused_b] = at::convolution_backward(g, ext, weight, std::nullopt, stride, pad, dil,
+                                                                   false, outpad, s.groups, {true, false, false});
     HaloScatter scatter(*cap->comm, cap->plan, grad_ext);
     auto [unused_x, grad_w, grad_b] = at::convolution_backward(
         g, ext, weight, has_bias ? std::optional<at::IntArrayRef>(at::IntArrayRef{weight.size(0)}) : std::nullopt,

@@ -9,8 +9,8 @@
 namespace halo::parallel {
 
 struct BatchNormState {
-  at::Tensor weight, bias;              // (C) or undefined
-  at::Tensor running_mean, running_var; // (C) buffers, updated in training
+  at::Tensor weight, bias;               // (C) or undefined
+  at::Tensor running_mean, running_var;  // (C) buffers, updated in training
   double momentum = 0.1;
   double eps = 1e-5;
 };

@@ -23,12 +23,18 @@ namespace fs = std::filesystem;
 
 std::string to_string(RunStatus s) {
   switch (s) {
-    case RunStatus::Scheduled: return "SCHEDULED";
-    case RunStatus::Running: return "RUNNING";
-    case RunStatus::Finished: return "FINISHED";
-    case RunStatus::Failed: return "FAILED";
-    case RunStatus::Killed: return "KILLED";
-    case RunStatus::Interrupted: return "INTERRUPTED";
+    case RunStatus::Scheduled:
+      return "SCHEDULED";
+    case RunStatus::Running:
+      return "RUNNING";
+    case RunStatus::Finished:
+      return "FINISHED";
+    case RunStatus::Failed:
+      return "FAILED";
+    case RunStatus::Killed:
+      return "KILLED";
+    case RunStatus::Interrupted:
+      return "INTERRUPTED";
   }
   return "?";
 }
@@ -78,8 +84,7 @@ HistoryDb::HistoryDb(const std::string& path, Mode mode) : path_(path), mode_(mo
 HistoryDb::~HistoryDb() {
   try {
     if (w_) flush();
-  } catch (...) {
-  }
+  } catch (...) {}
 }
 
 void HistoryDb::check_file(const std::string& path, Mode mode) {
@@ -106,8 +111,8 @@ void HistoryDb::check_file(const std::string& path, Mode mode) {
     version = ro.pragma_int("user_version");
     objects = ro.scalar_int("SELECT COUNT(*) FROM sqlite_master");
   } catch (const util::Error& e) {
-    throw util::Error(fmt::format("{} is a corrupt SQLite database ({}); refusing to use it, leaving it untouched", path,
-                                  e.problem()),
+    throw util::Error(fmt::format("{} is a corrupt SQLite database ({}); refusing to use it, leaving it untouched",
+                                  path, e.problem()),
                       "give --db (or HALO_DB) a Halo history file or a new path");
   }
   if (app == 0 && objects == 0 && version == 0) return;  // an empty SQLite file: ours to fill
@@ -161,7 +166,9 @@ int HistoryDb::mark_interrupted() {
         "last_step=(SELECT MAX(s) FROM (SELECT last_step AS s FROM runs WHERE id=?1 "
         "UNION ALL SELECT MAX(step) FROM metrics WHERE run_id=?1)) "
         "WHERE id=?1 AND status='RUNNING'");
-    u.bind(1, id).bind(2, Writer::now()).bind(3, fmt::format("the launcher (pid {}) ended without finishing the run", pid));
+    u.bind(1, id)
+        .bind(2, Writer::now())
+        .bind(3, fmt::format("the launcher (pid {}) ended without finishing the run", pid));
     u.run();
   }
   return static_cast<int>(dead.size());

@@ -74,7 +74,7 @@ class HistoryDb {
 
  private:
   struct Writer;
-  void migrate();             // to current_schema_version()
+  void migrate();  // to current_schema_version()
   void begin_batch();
   void add_metric(int64_t run, int64_t step, const std::string& key, const nlohmann::json& v);
   void update_devices(int64_t run, int rank, const nlohmann::json& hello);

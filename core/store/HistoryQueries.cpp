@@ -35,7 +35,8 @@ RunRecord HistoryDb::read_run(Statement& s) {
 }
 
 std::vector<RunRecord> HistoryDb::list_runs(std::optional<RunStatus> status, std::optional<std::string> tag) {
-  std::string sql = std::string(kRunColumns) + " WHERE (?1 IS NULL OR status=?1) AND "
+  std::string sql = std::string(kRunColumns) +
+                    " WHERE (?1 IS NULL OR status=?1) AND "
                     "(?2 IS NULL OR id IN (SELECT run_id FROM tags WHERE tag=?2)) ORDER BY id";
   Statement s = db_->prepare(sql);
   if (status) s.bind(1, to_string(*status));

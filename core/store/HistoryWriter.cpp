@@ -18,8 +18,10 @@ namespace halo::store {
 namespace {
 void bind_num(Statement& s, int i, const nlohmann::json& obj, const char* key) {
   if (obj.is_object() && obj.contains(key) && obj[key].is_number()) {
-    if (obj[key].is_number_float()) s.bind(i, obj[key].get<double>());
-    else s.bind(i, obj[key].get<int64_t>());
+    if (obj[key].is_number_float())
+      s.bind(i, obj[key].get<double>());
+    else
+      s.bind(i, obj[key].get<int64_t>());
   } else {
     s.bind(i, std::nullopt);
   }
@@ -33,7 +35,8 @@ HistoryDb::Writer::Writer(SqliteDb& db)
       event(db.prepare("INSERT INTO events(run_id, rank, kind, time, json) VALUES(?, ?, ?, ?, ?)")),
       evaluation(db.prepare("INSERT INTO evaluations(run_id, step, json) VALUES(?, ?, ?)")),
       layout(db.prepare("INSERT OR REPLACE INTO layouts(run_id, json) VALUES(?, ?)")),
-      artifact(db.prepare("INSERT INTO artifacts(run_id, kind, step, path, bytes, sha256, time) VALUES(?, ?, ?, ?, ?, ?, ?)")),
+      artifact(db.prepare(
+          "INSERT INTO artifacts(run_id, kind, step, path, bytes, sha256, time) VALUES(?, ?, ?, ?, ?, ?, ?)")),
       last_step(db.prepare("UPDATE runs SET last_step=MAX(COALESCE(last_step, -1), ?) WHERE id=?")) {}
 
 double HistoryDb::Writer::now() {
@@ -75,8 +78,10 @@ void HistoryDb::add_metric(int64_t run, int64_t step, const std::string& key, co
   if (!v.is_number() && !v.is_null()) return;
   const double d = v.is_number() ? v.get<double>() : std::nan("");
   w_->metric.bind(1, run).bind(2, step).bind(3, key);
-  if (std::isnan(d)) w_->metric.bind(4, std::nullopt).bind(5, 1);
-  else w_->metric.bind(4, d).bind(5, 0);
+  if (std::isnan(d))
+    w_->metric.bind(4, std::nullopt).bind(5, 1);
+  else
+    w_->metric.bind(4, d).bind(5, 0);
   w_->metric.run();
   ++w_->rows;
 }
@@ -136,8 +141,10 @@ void HistoryDb::record_event(int64_t run, int rank, const nlohmann::json& j) {
     urgent = ev == "error" || ev == "done";
   }
   ++w_->rows;
-  if (urgent || w_->rows >= batch_rows) flush();
-  else tick();
+  if (urgent || w_->rows >= batch_rows)
+    flush();
+  else
+    tick();
 }
 
 void HistoryDb::record_artifact(int64_t run, const std::string& kind, const std::string& path,

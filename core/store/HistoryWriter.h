@@ -17,7 +17,7 @@ struct HistoryDb::Writer {
   bool in_tx = false;
   int rows = 0;
   std::chrono::steady_clock::time_point batch_start;
-  std::map<int64_t, int64_t> steps;                      // run -> last step seen
+  std::map<int64_t, int64_t> steps;                       // run -> last step seen
   std::map<int64_t, std::map<int, std::string>> devices;  // run -> rank -> device
 };
 

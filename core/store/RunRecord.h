@@ -10,7 +10,7 @@
 namespace halo::store {
 
 enum class RunStatus { Scheduled, Running, Finished, Failed, Killed, Interrupted };
-std::string to_string(RunStatus s);                             // "FINISHED"
+std::string to_string(RunStatus s);                               // "FINISHED"
 std::optional<RunStatus> parse_run_status(const std::string& s);  // case-insensitive
 
 struct RunRecord {

@@ -11,8 +11,8 @@ namespace halo::store {
 namespace {
 [[noreturn]] void fail(sqlite3* db, const std::string& sql) {
   const char* file = sqlite3_db_filename(db, "main");
-  throw util::Error(std::string("history database ") + (file ? file : "?") + ": " + sqlite3_errmsg(db) + " (in: " +
-                        sql.substr(0, 80) + ")",
+  throw util::Error(std::string("history database ") + (file ? file : "?") + ": " + sqlite3_errmsg(db) +
+                        " (in: " + sql.substr(0, 80) + ")",
                     "check the file is a Halo history database and the disk is writable");
 }
 }  // namespace
@@ -25,7 +25,9 @@ Statement::~Statement() {
   if (stmt_) sqlite3_finalize(stmt_);
 }
 
-Statement::Statement(Statement&& o) noexcept : db_(o.db_), stmt_(o.stmt_), sql_(std::move(o.sql_)) { o.stmt_ = nullptr; }
+Statement::Statement(Statement&& o) noexcept : db_(o.db_), stmt_(o.stmt_), sql_(std::move(o.sql_)) {
+  o.stmt_ = nullptr;
+}
 
 Statement& Statement::bind(int i, int64_t v) {
   if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) fail(db_, sql_);
@@ -53,8 +55,7 @@ bool Statement::step() {
 }
 
 void Statement::run() {
-  while (step()) {
-  }
+  while (step()) {}
   reset();
 }
 

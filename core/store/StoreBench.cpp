@@ -30,13 +30,17 @@ StoreBenchReport run_store_bench(const StoreBenchOptions& o) {
   StoreBenchReport rep;
   {
     HistoryDb db(path, HistoryDb::Mode::Write);
-    const nlohmann::json cfg = {{"name", "bench-store"}, {"parallel", {{"strategy", "tp"}, {"sp", o.ranks}, {"dp", 1}}}};
+    const nlohmann::json cfg = {{"name", "bench-store"},
+                                {"parallel", {{"strategy", "tp"}, {"sp", o.ranks}, {"dp", 1}}}};
     const int64_t run = db.begin_run(cfg, "");
-    nlohmann::json ev = {{"event", "step"},
-                         {"losses", {{"loss", 1.0}, {"loss_cls", 0.5}, {"loss_box", 0.25}, {"loss_lane", 0.125}}},
-                         {"lr", 1e-3}, {"grad_norm", 2.0}, {"loss_scale", 65536.0},
-                         {"time_ms", {{"forward", 10.0}, {"backward", 20.0}, {"comm", 3.0}, {"optim", 1.0}, {"total", 34.0}}},
-                         {"memory", {{"current", 1 << 20}, {"peak", 2 << 20}, {"reserved", 4 << 20}, {"rss", 8 << 20}}}};
+    nlohmann::json ev = {
+        {"event", "step"},
+        {"losses", {{"loss", 1.0}, {"loss_cls", 0.5}, {"loss_box", 0.25}, {"loss_lane", 0.125}}},
+        {"lr", 1e-3},
+        {"grad_norm", 2.0},
+        {"loss_scale", 65536.0},
+        {"time_ms", {{"forward", 10.0}, {"backward", 20.0}, {"comm", 3.0}, {"optim", 1.0}, {"total", 34.0}}},
+        {"memory", {{"current", 1 << 20}, {"peak", 2 << 20}, {"reserved", 4 << 20}, {"rss", 8 << 20}}}};
     const int64_t keys_per_step = 4 + 3 + 5;
     rep.steps = (o.metric_rows + keys_per_step - 1) / keys_per_step;
 

@@ -34,7 +34,9 @@ constexpr int64_t kBillion = 1'000'000'000;
 struct Interval {  // a real interval, each end open or closed; finite values only
   double lo = -kInf, hi = kInf;
   bool lo_open = false, hi_open = false;
-  bool contains(double v) const { return std::isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi); }
+  bool contains(double v) const {
+    return std::isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+  }
   std::string describe() const {
     if (std::isinf(hi)) return fmt::format("a finite number {} {}", lo_open ? ">" : ">=", lo);
     return fmt::format("a number in {}{}, {}{}", lo_open ? "(" : "[", lo, hi, hi_open ? ")" : "]");
@@ -72,7 +74,8 @@ int nesting(const json& v, int limit) {
 std::string show(const json& v) {
   const double d = v.is_number_float() ? v.get<double>() : 0.0;
   if (!std::isfinite(d)) return std::isnan(d) ? "nan" : (d > 0 ? "inf" : "-inf");
-  if (nesting(v, 32) > 32) return v.is_array() ? "[[[...]]] (nested more than 32 levels)" : "{...} (nested more than 32 levels)";
+  if (nesting(v, 32) > 32)
+    return v.is_array() ? "[[[...]]] (nested more than 32 levels)" : "{...} (nested more than 32 levels)";
   const std::string s = v.dump();
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
@@ -86,11 +89,14 @@ std::optional<int64_t> whole(const json& v) {
   if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) return std::nullopt;
   if (v.is_number_integer()) return v.get<int64_t>();  // signed or unsigned
   const double d = v.is_number_float() ? v.get<double>() : kInf;
-  return std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.2e18 ? std::optional(static_cast<int64_t>(d)) : std::nullopt;
+  return std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.2e18 ? std::optional(static_cast<int64_t>(d))
+                                                                         : std::nullopt;
 }
 
-struct Range { int64_t lo, hi; };  // inclusive integer range
-struct Any {};                       // any value of the field's type
+struct Range {
+  int64_t lo, hi;
+};              // inclusive integer range
+struct Any {};  // any value of the field's type
 
 // Reads each field from the JSON into the config, recording a problem per bad value.
 class Reader {
@@ -102,14 +108,17 @@ class Reader {
     known.insert(key);
     sections.insert(key);
     if (auto it = root_.find(key); it != root_.end() && !it->is_object())
-      problem(key, *it, fmt::format("use an object of {} settings, e.g. \"{}\": {{...}}, not {}", key, key, type_of(*it)));
+      problem(key, *it,
+              fmt::format("use an object of {} settings, e.g. \"{}\": {{...}}, not {}", key, key, type_of(*it)));
   }
   void field(const std::string& path, std::string& out, Any) { field(path, out, Choices{}); }
   void field(const std::string& path, std::string& out, Choices options) {
     const json* v = find(path);
     if (!v) return;
-    const std::string fix = options.size() ? fmt::format("choose one of: {}", fmt::join(options, ", ")) : "use a string";
-    if (!v->is_string()) return problem(path, *v, fix + (options.size() ? " (a string), not " : ", not ") + type_of(*v));
+    const std::string fix =
+        options.size() ? fmt::format("choose one of: {}", fmt::join(options, ", ")) : "use a string";
+    if (!v->is_string())
+      return problem(path, *v, fix + (options.size() ? " (a string), not " : ", not ") + type_of(*v));
     if (options.size() && std::find(options.begin(), options.end(), v->get<std::string>()) == options.end())
       return problem(path, *v, fix);
     out = v->get<std::string>();
@@ -128,10 +137,13 @@ class Reader {
   }
   void field(const std::string& path, uint64_t& out, Any) {
     const json* v = find(path);
-    if (v && v->is_number_unsigned()) out = v->get<uint64_t>();
-    else if (auto n = v ? whole(*v) : std::nullopt; n && *n >= 0) out = static_cast<uint64_t>(*n);
+    if (v && v->is_number_unsigned())
+      out = v->get<uint64_t>();
+    else if (auto n = v ? whole(*v) : std::nullopt; n && *n >= 0)
+      out = static_cast<uint64_t>(*n);
     else if (v)
-      problem(path, *v, fmt::format("use an integer from 0 to {}{}", UINT64_MAX, v->is_number() ? "" : ", not " + type_of(*v)));
+      problem(path, *v,
+              fmt::format("use an integer from 0 to {}{}", UINT64_MAX, v->is_number() ? "" : ", not " + type_of(*v)));
   }
   void field(const std::string& path, double& out, Interval range) {
     const json* v = find(path);
@@ -142,8 +154,10 @@ class Reader {
   }
   void field(const std::string& path, bool& out, Any) {
     const json* v = find(path);
-    if (v && v->is_boolean()) out = v->get<bool>();
-    else if (v) problem(path, *v, "use a boolean (true or false), not " + type_of(*v));
+    if (v && v->is_boolean())
+      out = v->get<bool>();
+    else if (v)
+      problem(path, *v, "use a boolean (true or false), not " + type_of(*v));
   }
 
  private:
@@ -241,25 +255,29 @@ void visit_fields(Config& c, V& v) {
 // Rules between fields; a rule is skipped when one of its fields already has a problem.
 void check_combinations(const ExperimentConfig& c, const Reader& r, std::vector<ConfigProblem>& out) {
   auto ok = [&](std::initializer_list<std::string> paths) {
-    return std::none_of(paths.begin(), paths.end(), [&](const std::string& p) {
-      return r.bad.count(p) || r.bad.count(p.substr(0, p.find('.')));
-    });
+    return std::none_of(paths.begin(), paths.end(),
+                        [&](const std::string& p) { return r.bad.count(p) || r.bad.count(p.substr(0, p.find('.'))); });
   };
   auto quote = [](const std::string& s) { return show(json(s)); };  // shortened like every value
   auto add = [&](std::string field, std::string value, std::string fix) { out.push_back({field, value, fix}); };
-  auto name_char = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'; };
+  auto name_char = [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.';
+  };
   const bool name_ok = !c.name.empty() && c.name.size() <= 100 && c.name[0] != '.';
   if (ok({"name"}) && !(name_ok && std::all_of(c.name.begin(), c.name.end(), name_char)))
-    add("name", quote(c.name), "use 1-100 letters, digits, '-', '_' or '.', not starting with '.' (it names the run directory)");
+    add("name", quote(c.name),
+        "use 1-100 letters, digits, '-', '_' or '.', not starting with '.' (it names the run directory)");
   if (ok({"model.arch", "task"})) {
     const std::string names = model::convnext_variant_names();
     if (c.model.arch == "resnet18" && c.task != "openlanev2")
-      add("model.arch", quote(c.model.arch), "resnet18 is for task openlanev2: set the task, or choose one of: " + names);
+      add("model.arch", quote(c.model.arch),
+          "resnet18 is for task openlanev2: set the task, or choose one of: " + names);
     else if (c.model.arch != "resnet18" && !model::find_convnext_variant(c.model.arch))
       add("model.arch", quote(c.model.arch), "choose one of: " + names + (c.task == "openlanev2" ? ", resnet18" : ""));
   }
   if (ok({"data.source", "data.root"}) && c.data.source == "openlanev2" && c.data.root.empty())
-    add("data.root", quote(c.data.root), "set data.root to the OpenLane-V2 directory, or use data.source \"synthetic\"");
+    add("data.root", quote(c.data.root),
+        "set data.root to the OpenLane-V2 directory, or use data.source \"synthetic\"");
   if (ok({"train.eval_every", "data.source", "task"}) && c.train.eval_every > 0 &&
       (c.task != "openlanev2" || c.data.source != "openlanev2"))
     add("train.eval_every", std::to_string(c.train.eval_every),
@@ -268,9 +286,10 @@ void check_combinations(const ExperimentConfig& c, const Reader& r, std::vector<
   const bool shards = c.parallel.strategy.starts_with("tp");  // tp, tp+checkpoint
   if (ok({"parallel.strategy", "parallel.sp"}) && shards != (c.parallel.sp > 1))
     add("parallel.sp", std::to_string(c.parallel.sp),
-        quote(c.parallel.strategy) + (shards ? " shards the width over sp ranks: set parallel.sp to 2 or more, or choose "
-                                               "strategy none or checkpoint"
-                                             : " does not shard: set parallel.sp to 1, or choose strategy tp or tp+checkpoint"));
+        quote(c.parallel.strategy) +
+            (shards ? " shards the width over sp ranks: set parallel.sp to 2 or more, or choose "
+                      "strategy none or checkpoint"
+                    : " does not shard: set parallel.sp to 1, or choose strategy tp or tp+checkpoint"));
   if (ok({"parallel.backend", "parallel.device"}) && c.parallel.backend == "nccl" && c.parallel.device == "cpu")
     add("parallel.backend", quote(c.parallel.backend),
         "NCCL needs CUDA tensors: use backend gloo or auto on device cpu, or set parallel.device to cuda");
@@ -329,7 +348,8 @@ void warn_unknown(const json& root, const Reader& r, std::vector<std::string>& w
     warnings.push_back(std::move(w));
   };
   for (const auto& [key, value] : root.items()) {
-    if (key.find('.') != std::string::npos || !r.known.count(key)) warn(key);
+    if (key.find('.') != std::string::npos || !r.known.count(key))
+      warn(key);
     else if (r.sections.count(key) && value.is_object())
       for (const auto& [sub, unused] : value.items())
         if (!r.known.count(key + "." + sub)) warn(key + "." + sub);
@@ -385,15 +405,15 @@ ExperimentConfig load_experiment(const std::string& path, const std::vector<std:
                       "check the path; ready files are in experiments/, e.g. experiments/quickstart.json");
   std::ifstream in(path, std::ios::binary);
   if (!in.is_open() || std::filesystem::is_directory(path, ec))
-    throw util::Error(
-        fmt::format("cannot read experiment file '{}': {}", path, in.is_open() ? "it is a directory" : std::strerror(errno)),
-        "give the path of a readable .json file");
+    throw util::Error(fmt::format("cannot read experiment file '{}': {}", path,
+                                  in.is_open() ? "it is a directory" : std::strerror(errno)),
+                      "give the path of a readable .json file");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   json j;
   try {
     j = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
-    std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    std::string what = e.what();        // "[json.exception.parse_error.101] parse error at line L, column C: ..."
     if (auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
     throw util::Error(fmt::format("experiment file '{}' is not valid JSON: {}", path, what),
                       "fix the JSON at that line and column (strings in double quotes, no trailing commas)");
@@ -417,7 +437,8 @@ json to_json(const ExperimentConfig& c) {
 std::string describe_problems(const std::vector<ConfigProblem>& p) {
   std::string out;
   for (const auto& x : p)
-    out += fmt::format("{}  - {}: {}: {}", out.empty() ? "" : "\n", x.field.empty() ? "(top level)" : x.field, x.value, x.fix);
+    out += fmt::format("{}  - {}: {}: {}", out.empty() ? "" : "\n", x.field.empty() ? "(top level)" : x.field, x.value,
+                       x.fix);
   return out;
 }
 

@@ -6,8 +6,8 @@
 #include <fstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "io/TensorFile.h"
 #include "io/TorchArchive.h"
@@ -35,7 +35,8 @@ ExportResult export_checkpoint(const ExportOptions& o) {
   const nlohmann::json cfg_json = nlohmann::json::parse(cfg_value.toStringRef());
   const ConfigResult cfg = parse_experiment(cfg_json);
   auto variant = model::find_convnext_variant(cfg.config.model.arch);
-  if (!variant) throw util::Error(fmt::format("{}: architecture '{}' cannot be exported", o.checkpoint, cfg.config.model.arch));
+  if (!variant)
+    throw util::Error(fmt::format("{}: architecture '{}' cannot be exported", o.checkpoint, cfg.config.model.arch));
   at::Tensor step_t;
   ar.read("meta/step", step_t);
 
@@ -71,7 +72,8 @@ ExportResult export_checkpoint(const ExportOptions& o) {
                              {"bytes", r.bytes},
                              {"config", cfg_json}};
   for (const auto& [name, t] : tensors)
-    manifest["tensors"].push_back({{"name", name}, {"shape", t.sizes().vec()}, {"dtype", std::string(c10::toString(t.scalar_type()))}});
+    manifest["tensors"].push_back(
+        {{"name", name}, {"shape", t.sizes().vec()}, {"dtype", std::string(c10::toString(t.scalar_type()))}});
   std::ofstream(r.manifest) << manifest.dump(2) << "\n";
   return r;
 }

@@ -8,9 +8,9 @@
 namespace halo::train {
 
 struct ExportOptions {
-  std::string checkpoint;             // <run>/checkpoints/step-*.pt
-  std::string output;                 // model.safetensors | model.pt
-  std::string format = "safetensors"; // safetensors | torch
+  std::string checkpoint;              // <run>/checkpoints/step-*.pt
+  std::string output;                  // model.safetensors | model.pt
+  std::string format = "safetensors";  // safetensors | torch
 };
 
 struct ExportResult {

@@ -15,7 +15,10 @@ class LossScaler {
   // After the (agreed) overflow check: returns true when the optimizer step must be skipped.
   bool update(bool found_non_finite);
   int64_t good_steps() const { return good_; }
-  void restore(double scale, int64_t good_steps) { scale_ = scale; good_ = good_steps; }
+  void restore(double scale, int64_t good_steps) {
+    scale_ = scale;
+    good_ = good_steps;
+  }
 
  private:
   bool enabled_;

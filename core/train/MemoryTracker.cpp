@@ -40,16 +40,13 @@ class CountingAllocator final : public c10::Allocator {
     }
     const int64_t now = g_current.fetch_add(static_cast<int64_t>(n)) + static_cast<int64_t>(n);
     int64_t peak = g_peak.load();
-    while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
-    }
+    while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {}
     return {ptr, ptr, &CountingAllocator::release, c10::Device(c10::DeviceType::CPU)};
   }
 
   c10::DeleterFnPtr raw_deleter() const override { return &CountingAllocator::release; }
 
-  void copy_data(void* dest, const void* src, std::size_t count) const override {
-    base_->copy_data(dest, src, count);
-  }
+  void copy_data(void* dest, const void* src, std::size_t count) const override { base_->copy_data(dest, src, count); }
 
  private:
   struct Block {

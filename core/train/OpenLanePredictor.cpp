@@ -15,14 +15,15 @@ eval::FramePrediction OpenLanePredictor::decode(const model::OpenLaneOutputs& ou
   torch::NoGradGuard no_grad;
   auto f64 = [b](const at::Tensor& t) { return t[b].detach().to(torch::kCPU, torch::kFloat64).contiguous(); };
   const at::Tensor lo = torch::tensor({bev_.x[0], bev_.y[0], bev_.z[0]}, torch::kFloat64);
-  const at::Tensor span = torch::tensor({bev_.x[1] - bev_.x[0], bev_.y[1] - bev_.y[0], bev_.z[1] - bev_.z[0]}, torch::kFloat64);
+  const at::Tensor span =
+      torch::tensor({bev_.x[1] - bev_.x[0], bev_.y[1] - bev_.y[0], bev_.z[1] - bev_.z[0]}, torch::kFloat64);
   const at::Tensor points = model::bezier_sample(f64(out.lane_control) * span + lo, lane_points_);  // (Ql, P, 3) m
-  const at::Tensor lane_conf = f64(out.lane_logits).sigmoid();                                       // (Ql)
-  const at::Tensor te_prob = f64(out.te_logits).sigmoid();                                           // (Qt, 13)
-  const auto [te_conf, te_attr] = te_prob.max(1);                                                    // (Qt), (Qt)
-  const at::Tensor boxes = f64(out.te_boxes);                                                        // (Qt, 4) cx cy w h
-  const at::Tensor lclc = f64(out.lclc_logits).sigmoid();                                            // (Ql, Ql)
-  const at::Tensor lcte = f64(out.lcte_logits).sigmoid();                                            // (Ql, Qt)
+  const at::Tensor lane_conf = f64(out.lane_logits).sigmoid();                                      // (Ql)
+  const at::Tensor te_prob = f64(out.te_logits).sigmoid();                                          // (Qt, 13)
+  const auto [te_conf, te_attr] = te_prob.max(1);                                                   // (Qt), (Qt)
+  const at::Tensor boxes = f64(out.te_boxes);                                                       // (Qt, 4) cx cy w h
+  const at::Tensor lclc = f64(out.lclc_logits).sigmoid();                                           // (Ql, Ql)
+  const at::Tensor lcte = f64(out.lcte_logits).sigmoid();                                           // (Ql, Qt)
   const int64_t Ql = points.size(0), P = points.size(1), Qt = boxes.size(0);
   data::LoaderOptions resize;
   resize.height = input_hw[0];
@@ -43,7 +44,8 @@ eval::FramePrediction OpenLanePredictor::decode(const model::OpenLaneOutputs& ou
     e.id = Ql + j;
     e.attribute = te_attr[j].item<int64_t>();
     e.confidence = te_conf[j].item<double>();
-    e.box = {(cx - w / 2 - m[1]) / m[0], (cy - h / 2 - m[3]) / m[2], (cx + w / 2 - m[1]) / m[0], (cy + h / 2 - m[3]) / m[2]};
+    e.box = {(cx - w / 2 - m[1]) / m[0], (cy - h / 2 - m[3]) / m[2], (cx + w / 2 - m[1]) / m[0],
+             (cy + h / 2 - m[3]) / m[2]};
     p.elements.push_back(e);
   }
   auto rows = [](const at::Tensor& t) {

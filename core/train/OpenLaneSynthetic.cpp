@@ -16,9 +16,10 @@ OpenLaneSynthetic::OpenLaneSynthetic(int64_t views, int64_t height, int64_t widt
 at::Tensor OpenLaneSynthetic::camera_ring(int64_t views, int64_t height, int64_t width) {
   std::vector<at::Tensor> out;
   const double f = width / 2.0;
-  at::Tensor K = torch::tensor({f, 0.0, width / 2.0, 0.0, 0.0, f, height / 2.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0},
-                               torch::kFloat64)
-                     .view({4, 4});
+  at::Tensor K =
+      torch::tensor({f, 0.0, width / 2.0, 0.0, 0.0, f, height / 2.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0},
+                    torch::kFloat64)
+          .view({4, 4});
   for (int64_t v = 0; v < views; ++v) {
     const double yaw = 2 * M_PI * static_cast<double>(v) / static_cast<double>(views);
     const double c = std::cos(yaw), s = std::sin(yaw);
@@ -40,12 +41,13 @@ double uniform(at::Generator& g, double lo, double hi) { return lo + (hi - lo) *
 void paint(at::Tensor& image, const at::Tensor& lidar2img, const at::Tensor& pts, int64_t ch, double value) {
   const int64_t H = image.size(1), W = image.size(2);
   at::Tensor hom = torch::cat({pts, torch::ones({pts.size(0), 1})}, 1);  // (P, 4)
-  at::Tensor cam = torch::matmul(hom, lidar2img.t());                   // (P, 4)
+  at::Tensor cam = torch::matmul(hom, lidar2img.t());                    // (P, 4)
   at::Tensor d = cam.select(1, 2);
   at::Tensor u = (cam.select(1, 0) / d.clamp_min(1e-3)).floor().to(torch::kInt64);
   at::Tensor v = (cam.select(1, 1) / d.clamp_min(1e-3)).floor().to(torch::kInt64);
   at::Tensor ok = (d > 0.5) & (u >= 0) & (u < W) & (v >= 0) & (v < H);
-  image.select(0, ch).index_put_({v.masked_select(ok), u.masked_select(ok)}, torch::full({}, value, image.options()), true);
+  image.select(0, ch).index_put_({v.masked_select(ok), u.masked_select(ok)}, torch::full({}, value, image.options()),
+                                 true);
 }
 
 }  // namespace
@@ -66,7 +68,7 @@ OpenLaneSample OpenLaneSynthetic::batch(int64_t first, int64_t count) const {
       at::Tensor sv = torch::linspace(0, len, 11, torch::kFloat64);
       at::Tensor x = (x0 + sv * torch::cos(th + k * sv / 2)).clamp(-49.5, 49.5);
       at::Tensor y = (y0 + sv * torch::sin(th + k * sv / 2)).clamp(-24.5, 24.5);
-      lanes.push_back(torch::stack({x, y, torch::zeros_like(x)}, 1).to(torch::kFloat32));  // (11, 3)
+      lanes.push_back(torch::stack({x, y, torch::zeros_like(x)}, 1).to(torch::kFloat32));                     // (11, 3)
       at::Tensor dense = torch::upsample_linear1d(lanes.back().t().unsqueeze(0), {60}, true).squeeze(0).t();  // (60, 3)
       for (int64_t v = 0; v < views_; ++v) {
         at::Tensor view = img[v];

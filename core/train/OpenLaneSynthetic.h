@@ -12,9 +12,9 @@
 namespace halo::train {
 
 struct OpenLaneSample {
-  at::Tensor images;     // (N, V, 3, H, W) float
-  at::Tensor lidar2img;  // (N, V, 4, 4) ego -> input pixels
-  at::Tensor image_hw;   // (N, V, 2) valid input size
+  at::Tensor images;                            // (N, V, 3, H, W) float
+  at::Tensor lidar2img;                         // (N, V, 4, 4) ego -> input pixels
+  at::Tensor image_hw;                          // (N, V, 2) valid input size
   std::vector<model::OpenLaneTargets> targets;  // N entries
 };
 

@@ -28,8 +28,9 @@ model::OpenLaneBaselineOptions options(const ExperimentConfig& cfg) {
 model::ConvNeXtVariant backbone(const ExperimentConfig& cfg) {
   auto v = model::find_convnext_variant(cfg.model.arch);
   if (!v)
-    throw util::Error(fmt::format("model.arch '{}' is not a ConvNeXt backbone the openlanev2 task can build", cfg.model.arch),
-                      "choose one of: " + model::convnext_variant_names());
+    throw util::Error(
+        fmt::format("model.arch '{}' is not a ConvNeXt backbone the openlanev2 task can build", cfg.model.arch),
+        "choose one of: " + model::convnext_variant_names());
   if (cfg.data.height % 32 != 0 || cfg.data.width % (32 * cfg.parallel.sp) != 0)
     throw util::Error(fmt::format("data.height {} / data.width {} do not tile the stride-32 map over sp = {}",
                                   cfg.data.height, cfg.data.width, cfg.parallel.sp),
@@ -102,9 +103,10 @@ OpenLaneTask::OpenLaneTask(const ExperimentConfig& cfg, const c10::Device& devic
       try {
         eval_loader_ = std::make_unique<data::MultiViewLoader>(o);
       } catch (const util::Error& e) {
-        throw util::Error(fmt::format("data.eval_split '{}' cannot be read from data.root {}: {}", o.split,
-                                      o.root.string(), e.problem()),
-                          "set data.eval_split to a labelled split of data.root (e.g. \"val\"), or train.eval_every to 0");
+        throw util::Error(
+            fmt::format("data.eval_split '{}' cannot be read from data.root {}: {}", o.split, o.root.string(),
+                        e.problem()),
+            "set data.eval_split to a labelled split of data.root (e.g. \"val\"), or train.eval_every to 0");
       }
     }
   }
@@ -131,8 +133,8 @@ OpenLaneEvaluation OpenLaneTask::evaluate(std::shared_ptr<parallel::Communicator
       gt.push_back(data::read_frame(root, {key.substr(0, s1), key.substr(s1 + 1, s2 - s1 - 1), key.substr(s2 + 1)}));
       const data::Camera& front = gt.back().cameras.front();
       const auto hw = b->image_hw[static_cast<int64_t>(i)][0];  // front view (H, W)
-      result.predictions[key] = predictor.decode(out, static_cast<int64_t>(i), {hw[0].item<int64_t>(), hw[1].item<int64_t>()},
-                                                 {front.width, front.height});
+      result.predictions[key] = predictor.decode(
+          out, static_cast<int64_t>(i), {hw[0].item<int64_t>(), hw[1].item<int64_t>()}, {front.width, front.height});
     }
   }
   model_->train();
@@ -152,9 +154,9 @@ std::map<std::string, at::Tensor> OpenLaneTask::losses(int64_t first, int64_t co
       throw util::Error("data.root yields no complete batch of " + std::to_string(count) + " frames",
                         "lower data.batch or add frames (`halo data check` lists them)");
     if (b->images.size(1) != views_)
-      throw util::Error(fmt::format("data.views is {} but the frames of data.root have {} cameras", views_,
-                                    b->images.size(1)),
-                        fmt::format("set data.views to {} (subset_A: 7, subset_B: 6)", b->images.size(1)));
+      throw util::Error(
+          fmt::format("data.views is {} but the frames of data.root have {} cameras", views_, b->images.size(1)),
+          fmt::format("set data.views to {} (subset_A: 7, subset_B: 6)", b->images.size(1)));
     parallel::ShardedTensor x{b->images.flatten(0, 1).to(device_), part_, std::move(sp)};  // (N*V, 3, H, W/sp)
     model::OpenLaneOutputs out = model_->forward(x, b->lidar2img.to(device_), b->image_hw.to(device_));
     return loss_(to_float(std::move(out)), targets_of(*b));

@@ -55,7 +55,7 @@ class OpenLaneTask {
   c10::Device device_;
   std::unique_ptr<data::MultiViewLoader> loader_;
   std::unique_ptr<data::MultiViewLoader> eval_loader_;  // data.eval_split, when train.eval_every > 0
-  parallel::Partition part_;  // the padded width over the sp ranks (pipeline only)
+  parallel::Partition part_;                            // the padded width over the sp ranks (pipeline only)
   int64_t epoch_ = 0, views_ = 0;
 };
 

@@ -9,8 +9,8 @@
 
 #include <ATen/autocast_mode.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 #ifdef HALO_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
 #endif
@@ -42,7 +42,7 @@ double ms(clock_type::time_point a, clock_type::time_point b) {
 
 struct Trainer::State {
   torch::Device device{torch::kCPU};
-  model::ConvNeXt model{nullptr};      // task convnext
+  model::ConvNeXt model{nullptr};     // task convnext
   std::unique_ptr<OpenLaneTask> ol;   // task openlanev2
   model::ConvNeXt backbone{nullptr};  // the sharded part: model, or ol's img_backbone
   torch::nn::Module* net = nullptr;   // what trains
@@ -84,12 +84,12 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> me
   const bool ckpt = cfg_.parallel.strategy == "checkpoint" || cfg_.parallel.strategy == "tp+checkpoint";
   if (ckpt)
     s_->backbone->set_checkpoint(cfg_.parallel.checkpoint_level == "stage" ? model::CheckpointLevel::Stage
-                                                                            : model::CheckpointLevel::Block);
+                                                                           : model::CheckpointLevel::Block);
   parallel::check_shardable(s_->backbone->layer_windows(), cfg_.data.width, mesh_->shape().sp);
   auto params = named_parameters();
-  s_->optim = std::make_unique<Optimizer>(params, OptimizerOptions{cfg_.optim.name, cfg_.optim.weight_decay,
-                                                                   cfg_.optim.momentum, cfg_.optim.beta1,
-                                                                   cfg_.optim.beta2, cfg_.optim.eps});
+  s_->optim = std::make_unique<Optimizer>(
+      params, OptimizerOptions{cfg_.optim.name, cfg_.optim.weight_decay, cfg_.optim.momentum, cfg_.optim.beta1,
+                               cfg_.optim.beta2, cfg_.optim.eps});
   if (s_->ol) {
     s_->sync = std::make_unique<parallel::GradSync>(params, model::OpenLaneBaselineImpl::placement, mesh_);
   } else {
@@ -101,7 +101,8 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> me
   if (cfg_.train.precision == "bf16") s_->autocast = at::kBFloat16;
   if (cfg_.train.precision == "fp16") s_->autocast = at::kHalf;
   const int64_t global_batch = cfg_.data.batch * cfg_.train.accumulation * mesh_->shape().dp;
-  const double peak = cfg_.optim.scale_lr ? scaled_lr(cfg_.optim.lr, global_batch, cfg_.optim.base_batch) : cfg_.optim.lr;
+  const double peak =
+      cfg_.optim.scale_lr ? scaled_lr(cfg_.optim.lr, global_batch, cfg_.optim.base_batch) : cfg_.optim.lr;
   s_->schedule = LrSchedule{peak, cfg_.schedule.warmup_steps, cfg_.schedule.steps, cfg_.schedule.min_lr_ratio};
   s_->net->train();
 }
@@ -146,7 +147,7 @@ StepResult Trainer::step() {
       } else {
         SyntheticSample b = s_->task->batch(first, N);
         at::Tensor images = b.images.view({N * V, 3, cfg_.data.height, cfg_.data.width}).to(s_->device);
-        parallel::ShardedTensor x = parallel::shard_evenly(images, mesh_->sp_ptr());  // (N*V, 3, H, W/sp)
+        parallel::ShardedTensor x = parallel::shard_evenly(images, mesh_->sp_ptr());        // (N*V, 3, H, W/sp)
         at::Tensor logits = s_->model->forward(x).view({N, V, -1}).mean(1).to(at::kFloat);  // (N, classes)
         losses["loss"] = torch::cross_entropy_loss(logits, b.labels.to(s_->device));
       }

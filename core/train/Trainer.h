@@ -27,11 +27,11 @@ struct StepResult {
   int64_t step = 0;                      // the step just taken (0-based)
   std::map<std::string, double> losses;  // "loss" and the task's terms (means over dp groups)
   double lr = 0, grad_norm = 0, loss_scale = 1;
-  bool skipped = false;                  // non-finite gradients: no update (agreed by all ranks)
+  bool skipped = false;  // non-finite gradients: no update (agreed by all ranks)
   StepTimings time;
   MemorySample memory;
-  int64_t memory_at_start = 0;          // live bytes when the step began (weights, optimizer state)
-  double samples_per_s = 0;              // global samples per second
+  int64_t memory_at_start = 0;  // live bytes when the step began (weights, optimizer state)
+  double samples_per_s = 0;     // global samples per second
 };
 
 class Trainer {

@@ -62,12 +62,14 @@ std::vector<int64_t> solve(int64_t n, int64_t m, Cost a) {
 
 }  // namespace
 
-std::vector<std::pair<int64_t, int64_t>> linear_sum_assignment(const std::vector<double>& cost,
-                                                               int64_t rows, int64_t cols) {
+std::vector<std::pair<int64_t, int64_t>> linear_sum_assignment(const std::vector<double>& cost, int64_t rows,
+                                                               int64_t cols) {
   if (rows < 0 || cols < 0 || static_cast<int64_t>(cost.size()) != rows * cols)
     throw Error(fmt::format("linear_sum_assignment: cost has {} entries, expected {} x {}", cost.size(), rows, cols));
   for (double c : cost)
-    if (!std::isfinite(c)) throw Error("linear_sum_assignment: the cost matrix holds a non-finite value", "check the matching costs for NaN/inf");
+    if (!std::isfinite(c))
+      throw Error("linear_sum_assignment: the cost matrix holds a non-finite value",
+                  "check the matching costs for NaN/inf");
   std::vector<std::pair<int64_t, int64_t>> out;
   if (rows == 0 || cols == 0) return out;
   if (rows <= cols) {

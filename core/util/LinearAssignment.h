@@ -10,7 +10,7 @@ namespace halo::util {
 
 // cost is rows x cols, row-major. Returns (row, col) pairs, min(rows, cols) of them, sorted
 // by row, minimising the summed cost. Throws util::Error on a non-finite cost or bad size.
-std::vector<std::pair<int64_t, int64_t>> linear_sum_assignment(const std::vector<double>& cost,
-                                                               int64_t rows, int64_t cols);
+std::vector<std::pair<int64_t, int64_t>> linear_sum_assignment(const std::vector<double>& cost, int64_t rows,
+                                                               int64_t cols);
 
 }  // namespace halo::util

@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 
 TEST(DataCommand, SynthThenCheck) {
   const std::string d = fresh_dir("data-cli");
-  auto r = run_halo("data synth --out " + d + " --subset B --segments 2 --frames 2 --seed 9 --image-scale 0.0625 --json");
+  auto r =
+      run_halo("data synth --out " + d + " --subset B --segments 2 --frames 2 --seed 9 --image-scale 0.0625 --json");
   ASSERT_EQ(r.code, 0) << r.out;
   const auto s = nlohmann::json::parse(r.out);
   EXPECT_EQ(s["frames"], 4);

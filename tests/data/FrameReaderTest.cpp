@@ -133,7 +133,8 @@ TEST(FrameReader, ListsFromSplitFileAndScanAlike) {
       write(root / "train" / seg / "info" / (std::string(ts) + ".json"), j.dump());
     }
   write(root / "data_dict_subset_A.json",
-        json{{"train", {{"00002", {"1000.json", "900.json", "950.json"}}, {"00001", {"950.json", "900.json", "1000.json"}}}}}
+        json{{"train",
+              {{"00002", {"1000.json", "900.json", "950.json"}}, {"00001", {"950.json", "900.json", "1000.json"}}}}}
             .dump());
   const auto scanned = list_frames(root, "train");
   const auto listed = list_frames(root, "train", root / "data_dict_subset_A.json");

@@ -77,8 +77,13 @@ TEST_F(Loader, BatchLayoutAndTargets) {
   EXPECT_EQ(b.image_hw[1][3][0].item<int64_t>(), 100);
   EXPECT_EQ(b.image_hw[1][3][1].item<int64_t>(), 150);
   // Padding is zero; the image is ImageNet-normalised (values around 0, not 0..255).
-  EXPECT_EQ(b.images.index({torch::indexing::Slice(), torch::indexing::Slice(), torch::indexing::Slice(),
-                            torch::indexing::Slice(100)}).abs().max().item<float>(), 0.0f);
+  EXPECT_EQ(b.images
+                .index({torch::indexing::Slice(), torch::indexing::Slice(), torch::indexing::Slice(),
+                        torch::indexing::Slice(100)})
+                .abs()
+                .max()
+                .item<float>(),
+            0.0f);
   EXPECT_LT(b.images.abs().max().item<float>(), 3.0f);
   ASSERT_EQ(b.targets.size(), 2u);
   ASSERT_EQ(b.keys.size(), 2u);
@@ -107,7 +112,8 @@ TEST_F(Loader, BatchLayoutAndTargets) {
   }
   EXPECT_EQ(t.topology_lclc.sum().item<float>(), [&] {
     int n = 0;
-    for (const auto& r : a.topology_lclc) for (int v : r) n += v;
+    for (const auto& r : a.topology_lclc)
+      for (int v : r) n += v;
     return static_cast<float>(n);
   }());
   EXPECT_EQ(t.topology_lcte.sizes(), (std::vector<int64_t>{t.lane_points.size(0), t.te_boxes.size(0)}));
@@ -118,7 +124,8 @@ TEST_F(Loader, BatchLayoutAndTargets) {
 std::pair<int, int> lane_hits(const FrameBatch& b, int64_t n, int64_t view, int dy) {
   const auto img = b.images[n][view];  // (3, Hp, Wp), normalised RGB
   const auto rgb = (img * torch::tensor({58.395f, 57.12f, 57.375f}).view({3, 1, 1}) +
-                    torch::tensor({123.675f, 116.28f, 103.53f}).view({3, 1, 1})).contiguous();
+                    torch::tensor({123.675f, 116.28f, 103.53f}).view({3, 1, 1}))
+                       .contiguous();
   auto px = rgb.accessor<float, 3>();
   const auto m = b.lidar2img[n][view].to(torch::kDouble);
   const auto& t = b.targets[n];
@@ -165,8 +172,10 @@ TEST_F(Loader, Lidar2imgHitsTheDrawnLanes) {
         hits += on_lane, total += in_view, off += shifted, off_total += shifted_view;
       }
       ASSERT_GT(total, 15) << "view " << view;
-      EXPECT_GT(static_cast<double>(hits) / total, 0.9) << h << "x" << w << " view " << view << ": " << hits << "/" << total;
-      EXPECT_LT(static_cast<double>(off) / off_total, 0.5) << "the check must fail off the lanes: " << off << "/" << off_total;
+      EXPECT_GT(static_cast<double>(hits) / total, 0.9)
+          << h << "x" << w << " view " << view << ": " << hits << "/" << total;
+      EXPECT_LT(static_cast<double>(off) / off_total, 0.5)
+          << "the check must fail off the lanes: " << off << "/" << off_total;
     }
   }
 }
@@ -221,8 +230,7 @@ TEST_F(Loader, DeterministicOrderAndShards) {
 std::string first_error(MultiViewLoader& l) {
   l.start_epoch(0);
   try {
-    while (l.next()) {
-    }
+    while (l.next()) {}
   } catch (const util::Error& e) {
     return e.problem();
   }
@@ -264,7 +272,8 @@ TEST_F(Loader, BadFilesNameThePathOrAreSkipped) {
   }
   // Each of the other three alone, without skip_bad.
   o.skip_bad = false;
-  std::ofstream(bad_jpg, std::ios::trunc | std::ios::binary) << std::ifstream(*root_ / f0.cameras[2].image_path, std::ios::binary).rdbuf();
+  std::ofstream(bad_jpg, std::ios::trunc | std::ios::binary)
+      << std::ifstream(*root_ / f0.cameras[2].image_path, std::ios::binary).rdbuf();
   {
     MultiViewLoader l(o);
     EXPECT_EQ(first_error(l), gone.string() + ": image is missing or unreadable");
@@ -272,7 +281,8 @@ TEST_F(Loader, BadFilesNameThePathOrAreSkipped) {
   fs::copy_file(*root_ / f1.cameras[0].image_path, gone);
   {
     MultiViewLoader l(o);
-    EXPECT_EQ(first_error(l), json2.string() + ": annotation.lane_centerline[0].points[5][1] is null, expected a number");
+    EXPECT_EQ(first_error(l),
+              json2.string() + ": annotation.lane_centerline[0].points[5][1] is null, expected a number");
   }
   fs::copy_file(frame_json_path(*root_, refs[2]), json2, fs::copy_options::overwrite_existing);
   {

@@ -104,7 +104,8 @@ TEST(Synth, ReaderRoundTripsEveryField) {
   std::vector<std::string> keys, cams;
   for (const auto& [k, _] : j.items()) keys.push_back(k);
   for (const auto& [k, _] : j["sensor"].items()) cams.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"version", "segment_id", "meta_data", "timestamp", "sensor", "pose", "annotation"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"version", "segment_id", "meta_data", "timestamp", "sensor", "pose",
+                                            "annotation"}));
   EXPECT_EQ(cams.front(), "ring_front_center");
   EXPECT_EQ(cams.size(), 7u);
   EXPECT_EQ(j["sensor"]["ring_front_center"]["intrinsic"]["K"].size(), 3u);
@@ -146,7 +147,8 @@ TEST(Synth, LooksLikeOpenLaneV2) {
         EXPECT_EQ(fr.cameras[0].width, subset == 'A' ? 775 : 800);
         EXPECT_EQ(fr.cameras[0].height, subset == 'A' ? 1024 : 450);
         if (f > 0) {  // the ego moves 3..6 m per 0.5 s frame
-          const double d = std::hypot(fr.pose.translation[0] - prev.translation[0], fr.pose.translation[1] - prev.translation[1]);
+          const double d =
+              std::hypot(fr.pose.translation[0] - prev.translation[0], fr.pose.translation[1] - prev.translation[1]);
           EXPECT_GT(d, 2.9);
           EXPECT_LT(d, 6.1);
         }

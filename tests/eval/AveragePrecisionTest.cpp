@@ -9,8 +9,10 @@ namespace {
 
 TEST(EvalAp, MatchingTakesTheNearestGtInConfidenceOrderOnly) {
   Matrix d(2, 2);
-  d(0, 0) = 0.2; d(1, 0) = 0.5;  // pred 0: nearest gt 0
-  d(0, 1) = 0.1; d(1, 1) = 0.3;  // pred 1: nearest gt 0 too, gt 1 would be within reach
+  d(0, 0) = 0.2;
+  d(1, 0) = 0.5;  // pred 0: nearest gt 0
+  d(0, 1) = 0.1;
+  d(1, 1) = 0.3;  // pred 1: nearest gt 0 too, gt 1 would be within reach
   const FrameMatches m = match_predictions(d, {0.4, 0.9}, 1.0);
   EXPECT_EQ(m.tp, (std::vector<float>{0, 1}));
   EXPECT_EQ(m.fp, (std::vector<float>{1, 0}));

@@ -79,8 +79,8 @@ TEST_P(DevkitAgreement, ApiAndCliMatchTheDevkit) {
     const std::string pred = root + "/pred_" + variant + ".json";
     const json halo = api_scores(root, pred);
     const double diff = max_difference(halo, devkit);
-    std::printf("[devkit agreement] seed %d %-7s devkit %s | max |halo - devkit| = %.3g\n", GetParam(),
-                variant.c_str(), devkit.dump().c_str(), diff);
+    std::printf("[devkit agreement] seed %d %-7s devkit %s | max |halo - devkit| = %.3g\n", GetParam(), variant.c_str(),
+                devkit.dump().c_str(), diff);
     EXPECT_LE(diff, 1e-6) << variant << ": halo " << halo.dump() << " devkit " << devkit.dump();
     if (variant == "perfect")
       for (const char* k : kKeys) {
@@ -92,7 +92,8 @@ TEST_P(DevkitAgreement, ApiAndCliMatchTheDevkit) {
     if (variant == "empty") EXPECT_EQ(halo.at("DET_l").get<double>(), 0.0);
   }
   // The CLI prints exactly the five numbers.
-  const auto r = halo::testing::run_halo("eval --gt " + quote(root) + " --pred " + quote(root + "/pred_noisy.json") + " --json");
+  const auto r =
+      halo::testing::run_halo("eval --gt " + quote(root) + " --pred " + quote(root + "/pred_noisy.json") + " --json");
   ASSERT_EQ(r.code, 0) << r.out;
   const json cli = json::parse(r.out);
   EXPECT_EQ(cli.size(), 5u) << r.out;
@@ -114,7 +115,8 @@ TEST(EvalCli, RejectsBadPredictionFilesNamingTheField) {
   d["results"]["val/999/123"] = d["results"][first];
   auto r = run_with(d.dump());
   EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.out.find("results/val/999/123 names a frame that is not in the ground truth"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("results/val/999/123 names a frame that is not in the ground truth"), std::string::npos)
+      << r.out;
 
   d = good;
   d["results"].erase(first);

@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
   plot.show();
   std::vector<std::unique_ptr<halo::gui::EnvelopeGraph>> graphs;
   for (int r = 0; r < ranks; ++r) {
-    graphs.push_back(std::make_unique<halo::gui::EnvelopeGraph>(&plot, QString("rank %1").arg(r), QColor::fromHsv(r * 45, 200, 200)));
+    graphs.push_back(std::make_unique<halo::gui::EnvelopeGraph>(&plot, QString("rank %1").arg(r),
+                                                                QColor::fromHsv(r * 45, 200, 200)));
     graphs.back()->set_data(x, y[static_cast<size_t>(r)]);
   }
   plot.xAxis->setRange(0, steps);
@@ -92,6 +93,7 @@ int main(int argc, char** argv) {
       " \"of_which_resample_ms\": {\"median\": %.2f},\n"
       " \"all_points_redraw_ms\": {\"mean\": %.2f, \"median\": %.2f, \"max\": %.2f, \"reps\": 5},\n"
       " \"target_ms\": 50, \"ok\": %s}\n",
-      steps, ranks, drawn, env.mean, env.median, env.max, reps, resample_only.median, all.mean, all.median, all.max, env.median < 50 ? "true" : "false");
+      steps, ranks, drawn, env.mean, env.median, env.max, reps, resample_only.median, all.mean, all.median, all.max,
+      env.median < 50 ? "true" : "false");
   return env.median < 50 ? 0 : 1;
 }

@@ -35,7 +35,8 @@ std::vector<nlohmann::json> events(const QString& run_dir, const std::string& ki
   std::ifstream in(QDir(run_dir).filePath("events.jsonl").toStdString());
   for (std::string line; std::getline(in, line);) {
     auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.value("event", "") == kind && (rank < 0 || j.value("rank", -1) == rank)) out.push_back(j);
+    if (!j.is_discarded() && j.value("event", "") == kind && (rank < 0 || j.value("rank", -1) == rank))
+      out.push_back(j);
   }
   return out;
 }
@@ -144,7 +145,8 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   const auto predicted = CoreChecks::predicted_peak_bytes(train::parse_experiment(c->model()->config()).config);
   ASSERT_TRUE(predicted.has_value());
   EXPECT_EQ(bars->item(0, 3)->text(), LayoutView::bytes_text(*predicted));
-  EXPECT_EQ(bars->item(0, 2)->text(), LayoutView::bytes_text(std::max(c->model()->peak_bytes(0), c->model()->peak_bytes(1))));
+  EXPECT_EQ(bars->item(0, 2)->text(),
+            LayoutView::bytes_text(std::max(c->model()->peak_bytes(0), c->model()->peak_bytes(1))));
 
   // Re-opening the finished run from its folder shows the same steps.
   ASSERT_TRUE(t.w.open_run(run_dir));

@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
   tiny["data"]["width"] = 256;
   w.setup()->set_experiment(tiny);
   w.launch(w.setup()->experiment());
-  if (!wait(w.controller(), &RunController::finished, 300000) || w.controller()->state() != RunController::State::Finished) {
+  if (!wait(w.controller(), &RunController::finished, 300000) ||
+      w.controller()->state() != RunController::State::Finished) {
     std::fprintf(stderr, "the run did not finish: %s\n", w.controller()->failure().toLocal8Bit().constData());
     return 1;
   }
@@ -82,7 +83,8 @@ int main(int argc, char** argv) {
 
   tiny["schedule"]["steps"] = 6;
   w.strategies()->start_sweep(tiny, w.runs_root, w.db_path);
-  if (!wait(w.strategies(), &StrategyView::sweepFinished, 600000)) std::fprintf(stderr, "sweep did not finish\n"), ok = false;
+  if (!wait(w.strategies(), &StrategyView::sweepFinished, 600000))
+    std::fprintf(stderr, "sweep did not finish\n"), ok = false;
   w.tabs()->setCurrentIndex(3);
   ok &= save(&w, out, "4-strategies");
 

@@ -61,7 +61,8 @@ TEST(SetupForm, RejectsBadValuesWithTheCliMessages) {
   EXPECT_NE(form.problems_text().toStdString().find("hint: nearest input widths"), std::string::npos);
 
   form.spin("data.height")->setValue(16);  // below the backbone's stride
-  EXPECT_NE(form.problems_text().toStdString().find("data.height: 16: use an integer from 32 to 65536"), std::string::npos);
+  EXPECT_NE(form.problems_text().toStdString().find("data.height: 16: use an integer from 32 to 65536"),
+            std::string::npos);
 
   form.combo("train.precision")->setCurrentText("fp16");  // fp16 needs CUDA
   EXPECT_NE(form.problems_text().toStdString().find("fp16 needs device cuda"), std::string::npos);

@@ -37,12 +37,10 @@ std::string hex(const void* data, size_t n) {
 
 std::string torch_name(at::ScalarType s) {
   static const std::map<at::ScalarType, std::string> names = {
-      {at::kBool, "torch.bool"},         {at::kByte, "torch.uint8"},
-      {at::kChar, "torch.int8"},         {at::kShort, "torch.int16"},
-      {at::kUInt16, "torch.uint16"},     {at::kInt, "torch.int32"},
-      {at::kUInt32, "torch.uint32"},     {at::kLong, "torch.int64"},
-      {at::kUInt64, "torch.uint64"},     {at::kHalf, "torch.float16"},
-      {at::kBFloat16, "torch.bfloat16"}, {at::kFloat, "torch.float32"},
+      {at::kBool, "torch.bool"},     {at::kByte, "torch.uint8"},        {at::kChar, "torch.int8"},
+      {at::kShort, "torch.int16"},   {at::kUInt16, "torch.uint16"},     {at::kInt, "torch.int32"},
+      {at::kUInt32, "torch.uint32"}, {at::kLong, "torch.int64"},        {at::kUInt64, "torch.uint64"},
+      {at::kHalf, "torch.float16"},  {at::kBFloat16, "torch.bfloat16"}, {at::kFloat, "torch.float32"},
       {at::kDouble, "torch.float64"}};
   return names.at(s);
 }
@@ -67,8 +65,7 @@ at::Tensor sample(at::ScalarType dtype, std::vector<int64_t> shape) {
   return base.to(dtype).reshape(shape);
 }
 
-nlohmann::json run(const TempDir& dir, const std::string& name, const std::string& body,
-                   const std::string& file) {
+nlohmann::json run(const TempDir& dir, const std::string& name, const std::string& body, const std::string& file) {
   std::string out = dir.file(name + ".json");
   auto r = testing::run_python(dir, name + ".py", std::string(kDumpPy) + body, {file, out});
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -79,8 +76,8 @@ nlohmann::json run(const TempDir& dir, const std::string& name, const std::strin
 TEST(PythonInterop, SafetensorsLoadFileReadsHalosFile) {
   TempDir dir;
   NamedTensors in;
-  for (auto dt : {at::kBool, at::kByte, at::kChar, at::kShort, at::kUInt16, at::kInt, at::kUInt32,
-                  at::kLong, at::kUInt64, at::kHalf, at::kBFloat16, at::kFloat, at::kDouble}) {
+  for (auto dt : {at::kBool, at::kByte, at::kChar, at::kShort, at::kUInt16, at::kInt, at::kUInt32, at::kLong,
+                  at::kUInt64, at::kHalf, at::kBFloat16, at::kFloat, at::kDouble}) {
     in.emplace_back(std::string("stage.0.") + c10::toString(dt), sample(dt, {2, 3, 2}));
   }
   in.emplace_back("scalar", at::scalar_tensor(-3.25, at::kFloat));

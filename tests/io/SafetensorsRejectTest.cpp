@@ -39,12 +39,10 @@ class SafetensorsReject : public ::testing::Test {
     } catch (const util::Error& e) {
       std::string msg = e.what();
       EXPECT_NE(msg.find(path), std::string::npos) << "message does not name the file: " << msg;
-      for (const auto& n : needles)
-        EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
+      for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
     }
   }
-  void expect_rejected(const std::string& header, size_t data_bytes,
-                       const std::vector<std::string>& needles) {
+  void expect_rejected(const std::string& header, size_t data_bytes, const std::vector<std::string>& needles) {
     expect_rejected(file_bytes(header, data_bytes), needles);
   }
 
@@ -52,9 +50,8 @@ class SafetensorsReject : public ::testing::Test {
   int count_ = 0;
 };
 
-const std::string kGood =
-    R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-    R"("b":{"dtype":"I16","shape":[2,2],"data_offsets":[8,16]}})";
+const std::string kGood = R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                          R"("b":{"dtype":"I16","shape":[2,2],"data_offsets":[8,16]}})";
 
 TEST_F(SafetensorsReject, TheWellFormedBaseFileIsAccepted) {
   std::string path = dir_.file("good.safetensors");
@@ -63,8 +60,7 @@ TEST_F(SafetensorsReject, TheWellFormedBaseFileIsAccepted) {
   EXPECT_EQ(f.tensors.size(), 2u);
   EXPECT_EQ(f.tensors.at("b").shape, (std::vector<int64_t>{2, 2}));
   // Unpadded headers (other writers) are accepted too.
-  testing::write_bytes(
-      path, file_bytes(R"({"a":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}})", 3, false));
+  testing::write_bytes(path, file_bytes(R"({"a":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}})", 3, false));
   EXPECT_EQ(read_safetensors(path).tensors.at("a").bytes, (std::vector<uint8_t>{0, 1, 2}));
 }
 
@@ -79,10 +75,8 @@ TEST_F(SafetensorsReject, MissingAndTruncatedFiles) {
   expect_rejected(std::vector<uint8_t>{}, {"0 bytes long"});
   expect_rejected(std::vector<uint8_t>{1, 2, 3}, {"3 bytes long"});
   std::vector<uint8_t> good = file_bytes(kGood, 16);
-  expect_rejected(std::vector<uint8_t>(good.begin(), good.end() - 3),
-                  {"tensor 'b'", "past the end"});
-  expect_rejected(std::vector<uint8_t>(good.begin(), good.begin() + 20),
-                  {"beyond the end of the file"});
+  expect_rejected(std::vector<uint8_t>(good.begin(), good.end() - 3), {"tensor 'b'", "past the end"});
+  expect_rejected(std::vector<uint8_t>(good.begin(), good.begin() + 20), {"beyond the end of the file"});
   std::vector<uint8_t> header_only(good.begin(), good.end() - 16);
   expect_rejected(header_only, {"past the end"});
 }
@@ -97,13 +91,11 @@ TEST_F(SafetensorsReject, HeaderLengthBeyondTheFile) {
 
 TEST_F(SafetensorsReject, HeaderThatIsNotAJsonObject) {
   expect_rejected("{not json", 0, {"not valid JSON"});
-  expect_rejected(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]})", 4,
-                  {"not valid JSON"});
+  expect_rejected(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]})", 4, {"not valid JSON"});
   expect_rejected("[1, 2, 3]", 0, {"JSON array, not an object"});
   expect_rejected("\"text\"", 0, {"not an object"});
   expect_rejected(std::string(9, ' '), 0, {"not valid JSON"});
-  expect_rejected(R"({"a":)" + std::string(100, '[') + std::string(100, ']') + "}", 0,
-                  {"nests deeper"});
+  expect_rejected(R"({"a":)" + std::string(100, '[') + std::string(100, ']') + "}", 0, {"nests deeper"});
   std::vector<uint8_t> nul_padded = file_bytes("{}", 0, false);
   nul_padded[0] = 8;
   nul_padded.insert(nul_padded.end(), 6, 0);
@@ -117,22 +109,15 @@ TEST_F(SafetensorsReject, BadTensorEntries) {
                   {"tensor 'w'", "'dtype' is not a string"});
   expect_rejected(R"({"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,20]}})", 20,
                   {"tensor 'w'", "needs 24 bytes", "[0, 20]"});
-  expect_rejected(R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8,
-                  {"tensor 'w'", "shape entry -2"});
-  expect_rejected(R"({"w":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}})", 8,
-                  {"tensor 'w'", "shape entry 2.0"});
-  expect_rejected(R"({"w":{"dtype":"F32","shape":"2","data_offsets":[0,8]}})", 8,
-                  {"'shape' is not an array"});
-  expect_rejected(
-      R"({"w":{"dtype":"U8","shape":[1099511627776,1099511627776,1099511627776],"data_offsets":[0,8]}})",
-      8, {"tensor 'w'", "overflows"});
-  expect_rejected(R"({"w":{"dtype":"F32","shape":[2]}})", 8,
-                  {"tensor 'w'", "'data_offsets' is missing"});
+  expect_rejected(R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8, {"tensor 'w'", "shape entry -2"});
+  expect_rejected(R"({"w":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}})", 8, {"tensor 'w'", "shape entry 2.0"});
+  expect_rejected(R"({"w":{"dtype":"F32","shape":"2","data_offsets":[0,8]}})", 8, {"'shape' is not an array"});
+  expect_rejected(R"({"w":{"dtype":"U8","shape":[1099511627776,1099511627776,1099511627776],"data_offsets":[0,8]}})", 8,
+                  {"tensor 'w'", "overflows"});
+  expect_rejected(R"({"w":{"dtype":"F32","shape":[2]}})", 8, {"tensor 'w'", "'data_offsets' is missing"});
   expect_rejected(R"({"w":{"dtype":"F32","data_offsets":[0,8]}})", 8, {"'shape' is missing"});
-  expect_rejected(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":1}})", 8,
-                  {"unknown field 'extra'"});
-  expect_rejected(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", 8,
-                  {"'data_offsets' [0]"});
+  expect_rejected(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":1}})", 8, {"unknown field 'extra'"});
+  expect_rejected(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", 8, {"'data_offsets' [0]"});
   expect_rejected(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", 8,
                   {"tensor 'w'", "end before they begin"});
   expect_rejected(R"({"w":[1,2]})", 0, {"tensor 'w'", "not an object"});
@@ -148,12 +133,9 @@ TEST_F(SafetensorsReject, OffsetsThatOverlapLeaveGapsOrRunPastTheEnd) {
   expect_rejected(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
                   R"("b":{"dtype":"U8","shape":[8],"data_offsets":[16,24]}})",
                   24, {"tensor 'b'", "gap of 8 bytes"});
-  expect_rejected(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[4,12]}})", 12,
-                  {"tensor 'a'", "gap of 4 bytes"});
-  expect_rejected(R"({"a":{"dtype":"U8","shape":[16],"data_offsets":[0,16]}})", 8,
-                  {"tensor 'a'", "past the end"});
-  expect_rejected(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]}})", 16,
-                  {"8 bytes after the last tensor"});
+  expect_rejected(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[4,12]}})", 12, {"tensor 'a'", "gap of 4 bytes"});
+  expect_rejected(R"({"a":{"dtype":"U8","shape":[16],"data_offsets":[0,16]}})", 8, {"tensor 'a'", "past the end"});
+  expect_rejected(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]}})", 16, {"8 bytes after the last tensor"});
   expect_rejected("{}", 5, {"5 bytes after the last tensor"});
 }
 
@@ -163,10 +145,8 @@ TEST_F(SafetensorsReject, DuplicateNamesAndBadMetadata) {
                   2, {"'a' appears twice", "duplicate tensor name"});
   expect_rejected(R"({"a":{"dtype":"U8","dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1,
                   {"'dtype' appears twice"});
-  expect_rejected(R"({"__metadata__":{"epoch":3}})", 0,
-                  {"__metadata__ field 'epoch'", "number", "not a string"});
-  expect_rejected(R"({"__metadata__":{"ok":"1","tags":["a"]}})", 0,
-                  {"__metadata__ field 'tags'", "array"});
+  expect_rejected(R"({"__metadata__":{"epoch":3}})", 0, {"__metadata__ field 'epoch'", "number", "not a string"});
+  expect_rejected(R"({"__metadata__":{"ok":"1","tags":["a"]}})", 0, {"__metadata__ field 'tags'", "array"});
   expect_rejected(R"({"__metadata__":{"x":null}})", 0, {"field 'x' is null"});
   expect_rejected(R"({"__metadata__":["a"]})", 0, {"__metadata__ is array"});
 }
@@ -201,8 +181,7 @@ TEST_F(SafetensorsReject, RandomMutationsNeverCrash) {
           break;
         case 3: {
           uint64_t n = pick(2) ? rng() : header_end - 8 + pick(64) - 32;
-          for (int i = 0; i < 8 && i < static_cast<int>(b.size()); ++i)
-            b[i] = static_cast<uint8_t>(n >> (8 * i));
+          for (int i = 0; i < 8 && i < static_cast<int>(b.size()); ++i) b[i] = static_cast<uint8_t>(n >> (8 * i));
           break;
         }
         case 4: {  // change a digit: structurally valid JSON, inconsistent numbers
@@ -212,8 +191,7 @@ TEST_F(SafetensorsReject, RandomMutationsNeverCrash) {
           break;
         }
         case 5:
-          b.insert(b.begin() + static_cast<std::ptrdiff_t>(8 + pick(header_end - 8)),
-                   static_cast<uint8_t>(rng()));
+          b.insert(b.begin() + static_cast<std::ptrdiff_t>(8 + pick(header_end - 8)), static_cast<uint8_t>(rng()));
           break;
         default:
           b.push_back(static_cast<uint8_t>(rng()));
@@ -234,8 +212,7 @@ TEST_F(SafetensorsReject, RandomMutationsNeverCrash) {
       ++rejected;
       ASSERT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
     } catch (const std::exception& e) {
-      FAIL() << "iteration " << iter << " (mutation " << kind << "): unexpected exception "
-             << e.what();
+      FAIL() << "iteration " << iter << " (mutation " << kind << "): unexpected exception " << e.what();
     }
   }
   EXPECT_EQ(accepted + rejected, 2000);

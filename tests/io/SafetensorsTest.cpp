@@ -75,8 +75,7 @@ TEST(Safetensors, RoundTripsEveryDTypeScalarsEmptyTensorsAndMetadata) {
   TempDir dir;
   std::vector<Owned> owned;
   int seed = 0;
-  for (DType d : kAllDTypes)
-    owned.push_back(make(std::string("t.") + dtype_name(d), d, {2, 3}, seed++));
+  for (DType d : kAllDTypes) owned.push_back(make(std::string("t.") + dtype_name(d), d, {2, 3}, seed++));
   owned.push_back(make("scalar_f64", DType::F64, {}, 7));
   owned.push_back(make("scalar_bool", DType::BOOL, {}, 1));
   owned.push_back(make("empty_rows", DType::F32, {0, 4}, 0));
@@ -104,8 +103,7 @@ TEST(Safetensors, RoundTripsEveryDTypeScalarsEmptyTensorsAndMetadata) {
 
 TEST(Safetensors, LayoutIsLengthPaddedHeaderThenDataInTheOrderGiven) {
   TempDir dir;
-  std::vector<Owned> owned = {make("z_last_name", DType::F32, {3}, 1),
-                              make("a_first_name", DType::I16, {5}, 2),
+  std::vector<Owned> owned = {make("z_last_name", DType::F32, {3}, 1), make("a_first_name", DType::I16, {5}, 2),
                               make("m_empty", DType::U8, {0}, 0), make("b", DType::F64, {1, 1}, 3)};
   std::string path = dir.file("layout.safetensors");
   write_safetensors(path, views(owned), {});
@@ -133,8 +131,7 @@ TEST(Safetensors, LayoutIsLengthPaddedHeaderThenDataInTheOrderGiven) {
     offset += o.bytes.size();
     expected_data.insert(expected_data.end(), o.bytes.begin(), o.bytes.end());
   }
-  EXPECT_EQ(std::vector<uint8_t>(file.begin() + 8 + static_cast<std::ptrdiff_t>(n), file.end()),
-            expected_data);
+  EXPECT_EQ(std::vector<uint8_t>(file.begin() + 8 + static_cast<std::ptrdiff_t>(n), file.end()), expected_data);
   EXPECT_EQ(read_safetensors(path).metadata.size(), 0u);
 }
 
@@ -147,8 +144,7 @@ TEST(Safetensors, NoTensorsIsAValidFile) {
   EXPECT_EQ(f.metadata.at("k"), "v");
 }
 
-void expect_write_error(const std::string& path, const std::vector<TensorView>& tensors,
-                        const std::string& needle) {
+void expect_write_error(const std::string& path, const std::vector<TensorView>& tensors, const std::string& needle) {
   try {
     write_safetensors(path, tensors, {});
     ADD_FAILURE() << "write_safetensors accepted bad input (" << needle << ")";
@@ -164,8 +160,7 @@ TEST(Safetensors, WriterRejectsInconsistentInput) {
   std::vector<uint8_t> buf(24);
   expect_write_error(path, {{"w", DType::F32, {2, 3}, buf.data(), 20}}, "needs 24 bytes but 20");
   expect_write_error(path, {{"w", DType::F32, {-1}, buf.data(), 0}}, "negative dimension");
-  expect_write_error(path,
-                     {{"w", DType::U8, {4}, buf.data(), 4}, {"w", DType::U8, {4}, buf.data(), 4}},
+  expect_write_error(path, {{"w", DType::U8, {4}, buf.data(), 4}, {"w", DType::U8, {4}, buf.data(), 4}},
                      "'w' appears twice");
   expect_write_error(path, {{"__metadata__", DType::U8, {1}, buf.data(), 1}}, "reserved");
   expect_write_error(path, {{"bad\xff", DType::U8, {1}, buf.data(), 1}}, "UTF-8");
@@ -220,8 +215,7 @@ TEST(SafetensorsAtomicWrite, FailuresLeaveTheExistingFileUntouched) {
   });
 
   EXPECT_EQ(testing::read_bytes(path), before);
-  EXPECT_EQ(dir.entries(), std::vector<std::string>{"model.safetensors"})
-      << "no temporary files left";
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"model.safetensors"}) << "no temporary files left";
   EXPECT_EQ(read_safetensors(path).metadata.at("version"), "1");
 
   // A successful write then replaces it.

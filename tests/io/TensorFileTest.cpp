@@ -20,11 +20,9 @@ using testing::TempDir;
 
 ::testing::AssertionResult same_bits(const at::Tensor& a, const at::Tensor& b) {
   if (a.scalar_type() != b.scalar_type()) {
-    return ::testing::AssertionFailure()
-           << "dtype " << a.scalar_type() << " vs " << b.scalar_type();
+    return ::testing::AssertionFailure() << "dtype " << a.scalar_type() << " vs " << b.scalar_type();
   }
-  if (a.sizes() != b.sizes())
-    return ::testing::AssertionFailure() << "shape " << a.sizes() << " vs " << b.sizes();
+  if (a.sizes() != b.sizes()) return ::testing::AssertionFailure() << "shape " << a.sizes() << " vs " << b.sizes();
   at::Tensor ca = a.contiguous(), cb = b.contiguous();
   if (ca.nbytes() > 0 && std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.nbytes()) != 0) {
     return ::testing::AssertionFailure() << "bytes differ";
@@ -41,15 +39,14 @@ at::Tensor sample(at::ScalarType dtype, at::IntArrayRef shape) {
   return base.to(dtype).reshape(shape);
 }
 
-const std::vector<at::ScalarType> kTorchDTypes = {
-    at::kBool, at::kByte,   at::kChar, at::kShort,    at::kUInt16, at::kInt,   at::kUInt32,
-    at::kLong, at::kUInt64, at::kHalf, at::kBFloat16, at::kFloat,  at::kDouble};
+const std::vector<at::ScalarType> kTorchDTypes = {at::kBool,     at::kByte,   at::kChar,  at::kShort,  at::kUInt16,
+                                                  at::kInt,      at::kUInt32, at::kLong,  at::kUInt64, at::kHalf,
+                                                  at::kBFloat16, at::kFloat,  at::kDouble};
 
 TEST(TensorFile, SafetensorsRoundTripOfEveryDTypeAndLayout) {
   TempDir dir;
   NamedTensors in;
-  for (auto dt : kTorchDTypes)
-    in.emplace_back(std::string("t_") + c10::toString(dt), sample(dt, {3, 4}));
+  for (auto dt : kTorchDTypes) in.emplace_back(std::string("t_") + c10::toString(dt), sample(dt, {3, 4}));
   in.emplace_back("scalar", at::scalar_tensor(2.5, at::kDouble));
   in.emplace_back("empty", at::zeros({0, 3}));
   in.emplace_back("transposed", sample(at::kFloat, {3, 5}).t());
@@ -93,8 +90,7 @@ void expect_error(F&& f, const std::vector<std::string>& needles) {
     f();
     ADD_FAILURE() << "no error; expected " << needles.front();
   } catch (const util::Error& e) {
-    for (const auto& n : needles)
-      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
   }
 }
 
@@ -106,11 +102,7 @@ TEST(TensorFile, UnsupportedInputsAreErrorsNamingFileAndTensor) {
         save_safetensors(st, {{"c", at::zeros({2}, at::kComplexFloat)}}, {});
       },
       {st, "tensor 'c'", "ComplexFloat"});
-  expect_error(
-      [&] {
-        save_safetensors(st, {{"u", at::Tensor()}}, {});
-      },
-      {st, "tensor 'u'", "undefined"});
+  expect_error([&] { save_safetensors(st, {{"u", at::Tensor()}}, {}); }, {st, "tensor 'u'", "undefined"});
   expect_error(
       [&] {
         save_safetensors(st, {{"a", at::zeros({1})}, {"a", at::zeros({1})}}, {});
@@ -166,20 +158,12 @@ TEST(TensorFile, FailedTorchFileWriteLeavesTheExistingFile) {
   rlimit lowered = old;
   lowered.rlim_cur = 64 * 1024;
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lowered), 0);
-  expect_error(
-      [&] {
-        save_torch_state_dict(path, {{"big", at::ones({1 << 18})}});
-      },
-      {path, "File too large"});
+  expect_error([&] { save_torch_state_dict(path, {{"big", at::ones({1 << 18})}}); }, {path, "File too large"});
   ::setrlimit(RLIMIT_FSIZE, &old);
   std::signal(SIGXFSZ, old_handler);
 
   std::string missing = dir.file("missing/state.pt");
-  expect_error(
-      [&] {
-        save_torch_state_dict(missing, {{"w", at::ones({4})}});
-      },
-      {missing, "No such file"});
+  expect_error([&] { save_torch_state_dict(missing, {{"w", at::ones({4})}}); }, {missing, "No such file"});
   EXPECT_EQ(testing::read_bytes(path), before);
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"state.pt"});
 }

@@ -45,7 +45,8 @@ int wait_for(pid_t pid, std::chrono::seconds limit) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
     int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (::waitpid(pid, &status, WNOHANG) == pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     std::this_thread::sleep_for(50ms);
   }
   ::kill(pid, SIGKILL);
@@ -103,9 +104,9 @@ TEST(Fault, HungRankEndsTheRunWithTheCollectiveAndRankNamed) {
   const std::string dir = fresh_dir("hang");
   const std::string exp = write_experiment(dir, {{"schedule", {{"steps", 100}}}});
   const auto t0 = std::chrono::steady_clock::now();
-  const pid_t launcher = start_halo(
-      {"launch", "--no-progress", exp}, dir + "/out.txt",
-      {{"HALO_COLLECTIVE_TIMEOUT", "3"}, {"HALO_TEST_STALL_AT_STEP", "2"}, {"HALO_TEST_STALL_RANK", "1"}});
+  const pid_t launcher =
+      start_halo({"launch", "--no-progress", exp}, dir + "/out.txt",
+                 {{"HALO_COLLECTIVE_TIMEOUT", "3"}, {"HALO_TEST_STALL_AT_STEP", "2"}, {"HALO_TEST_STALL_RANK", "1"}});
   const int code = wait_for(launcher, 120s);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string out = slurp(dir + "/out.txt");
@@ -174,7 +175,8 @@ TEST(Fault, TakenRendezvousPortIsReplacedByAFreeOne) {
   const std::string dir2 = fresh_dir("porttaken-env");
   auto [fd2, port2] = occupy_port();
   const std::string exp2 = write_experiment(dir2, {{"schedule", {{"steps", 2}}}});
-  CliResult env = run_command("MASTER_PORT=" + std::to_string(port2) + " " + HALO_CLI + " launch --no-progress " + exp2);
+  CliResult env =
+      run_command("MASTER_PORT=" + std::to_string(port2) + " " + HALO_CLI + " launch --no-progress " + exp2);
   ::close(fd2);
   EXPECT_EQ(env.code, 0) << env.out;
   EXPECT_NE(env.out.find("rendezvous port " + std::to_string(port2) + " is taken"), std::string::npos) << env.out;

@@ -36,8 +36,8 @@ TEST(Launch, ShardedAndCheckpointedRunsEqualOneProcess) {
   const auto single = run_losses({{"parallel", {{"strategy", "none"}, {"sp", 1}}}}, "single");
   const auto tp2 = run_losses({{"parallel", {{"strategy", "tp"}, {"sp", 2}}}}, "tp2");
   const auto ckpt = run_losses({{"parallel", {{"strategy", "checkpoint"}, {"sp", 1}}}}, "ckpt");
-  const auto both = run_losses({{"parallel", {{"strategy", "tp+checkpoint"}, {"sp", 2}, {"checkpoint_level", "stage"}}}},
-                               "tpckpt");
+  const auto both =
+      run_losses({{"parallel", {{"strategy", "tp+checkpoint"}, {"sp", 2}, {"checkpoint_level", "stage"}}}}, "tpckpt");
   ASSERT_EQ(single.size(), 5u);
   expect_same(tp2, single, 1e-5);
   expect_same(ckpt, single, 1e-5);
@@ -79,7 +79,8 @@ TEST(Launch, LossFallsOnQuickstart) {
   const auto l = losses(dir + "/run");
   ASSERT_EQ(l.size(), 40u);
   double first = 0, last = 0;
-  for (int i = 0; i < 5; ++i) first += l[static_cast<size_t>(i)] / 5, last += l[l.size() - 1 - static_cast<size_t>(i)] / 5;
+  for (int i = 0; i < 5; ++i)
+    first += l[static_cast<size_t>(i)] / 5, last += l[l.size() - 1 - static_cast<size_t>(i)] / 5;
   EXPECT_LT(last, 0.5 * first) << "first-5 mean " << first << ", last-5 mean " << last;
 }
 

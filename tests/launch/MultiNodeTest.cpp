@@ -68,7 +68,8 @@ TEST(MultiNode, TwoLaunchersAsTwoNodesEqualOneLauncher) {
 TEST(MultiNode, BadPlacementsAreRefusedNamingTheFlagOrVariable) {
   const std::string dir = fresh_dir("badnodes");
   const std::string exp = write_experiment(dir, {});  // sp=2 x dp=1: 2 ranks
-  CliResult world = run_halo("launch --no-progress " + exp + " --nnodes 2 --node-rank 0 --nproc 2 --master-addr 127.0.0.1");
+  CliResult world =
+      run_halo("launch --no-progress " + exp + " --nnodes 2 --node-rank 0 --nproc 2 --master-addr 127.0.0.1");
   EXPECT_NE(world.code, 0);
   EXPECT_NE(world.out.find("--nnodes 2 x --nproc 2 = 4 ranks, but parallel.sp x parallel.dp = 2 x 1 = 2"),
             std::string::npos)

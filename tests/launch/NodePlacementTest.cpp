@@ -32,8 +32,8 @@ TEST(NodePlacement, OneNodeByDefaultOnLoopbackWhateverMasterAddrSays) {
 }
 
 TEST(NodePlacement, TorchrunVariables) {
-  const NodePlacement p =
-      resolve_node_placement({}, {{"NNODES", "2"}, {"NODE_RANK", "1"}, {"MASTER_ADDR", "h0"}, {"MASTER_PORT", "29600"}});
+  const NodePlacement p = resolve_node_placement(
+      {}, {{"NNODES", "2"}, {"NODE_RANK", "1"}, {"MASTER_ADDR", "h0"}, {"MASTER_PORT", "29600"}});
   EXPECT_EQ(p.nnodes, 2);
   EXPECT_EQ(p.node_rank, 1);
   EXPECT_EQ(p.master_addr, "h0");
@@ -51,9 +51,8 @@ TEST(NodePlacement, SlurmVariablesWithDefaultPort) {
 }
 
 TEST(NodePlacement, FlagsWinOverTorchrunVariablesWhichWinOverSlurm) {
-  const Env env = {{"NNODES", "2"},       {"NODE_RANK", "1"},       {"MASTER_ADDR", "h0"},
-                   {"MASTER_PORT", "7"},  {"SLURM_NNODES", "8"},    {"SLURM_NODEID", "5"},
-                   {"SLURM_JOB_NODELIST", "n[1-8]"}};
+  const Env env = {{"NNODES", "2"},       {"NODE_RANK", "1"},    {"MASTER_ADDR", "h0"},           {"MASTER_PORT", "7"},
+                   {"SLURM_NNODES", "8"}, {"SLURM_NODEID", "5"}, {"SLURM_JOB_NODELIST", "n[1-8]"}};
   NodePlacement p = resolve_node_placement({}, env);
   EXPECT_EQ(p.nnodes, 2);
   EXPECT_EQ(p.node_rank, 1);
@@ -70,7 +69,8 @@ TEST(NodePlacement, FlagsWinOverTorchrunVariablesWhichWinOverSlurm) {
 
 TEST(NodePlacement, ErrorsNameTheFlagOrVariable) {
   const std::string rank_env = error_of({}, {{"NNODES", "2"}, {"NODE_RANK", "2"}, {"MASTER_ADDR", "h"}});
-  EXPECT_NE(rank_env.find("NODE_RANK=2 is not in [0, 2) (the number of nodes, from NNODES)"), std::string::npos) << rank_env;
+  EXPECT_NE(rank_env.find("NODE_RANK=2 is not in [0, 2) (the number of nodes, from NNODES)"), std::string::npos)
+      << rank_env;
   const std::string rank_flag = error_of({2, 5, "h", 0}, {});
   EXPECT_NE(rank_flag.find("--node-rank=5 is not in [0, 2) (the number of nodes, from --nnodes)"), std::string::npos)
       << rank_flag;

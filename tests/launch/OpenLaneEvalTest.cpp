@@ -17,17 +17,23 @@ namespace {
 namespace fs = std::filesystem;
 
 void synth(const std::string& root, const std::string& split, int frames, int seed) {
-  const CliResult r = run_halo("data synth --out " + root + " --split " + split + " --frames " +
-                               std::to_string(frames) + " --seed " + std::to_string(seed) +
-                               " --image-scale 0.05 --segments 1");
+  const CliResult r =
+      run_halo("data synth --out " + root + " --split " + split + " --frames " + std::to_string(frames) + " --seed " +
+               std::to_string(seed) + " --image-scale 0.05 --segments 1");
   ASSERT_EQ(r.code, 0) << r.out;
 }
 
 nlohmann::json openlane(const std::string& root) {
   return {{"task", "openlanev2"},
           {"model", {{"arch", "convnext_test"}, {"dim", 16}}},
-          {"data", {{"source", "openlanev2"}, {"root", root}, {"views", 7}, {"height", 64}, {"width", 128},
-                    {"batch", 1}, {"workers", 1}}},
+          {"data",
+           {{"source", "openlanev2"},
+            {"root", root},
+            {"views", 7},
+            {"height", 64},
+            {"width", 128},
+            {"batch", 1},
+            {"workers", 1}}},
           {"schedule", {{"steps", 3}, {"warmup_steps", 0}}},
           {"train", {{"seed", 2}, {"eval_every", 2}}}};
 }
@@ -74,8 +80,8 @@ TEST(OpenLaneEval, EvalEventsMatchHaloEvalOnThePredictionFilesAndTheHistory) {
   // The history keeps them as metrics of their step.
   const auto runs = nlohmann::json::parse(run_halo("runs list --json --db " + db).out);
   ASSERT_EQ(runs.size(), 1u);
-  const CliResult csv = run_halo("runs metrics " + std::to_string(runs[0]["id"].get<int64_t>()) +
-                                 " --key eval/OLS --csv --db " + db);
+  const CliResult csv =
+      run_halo("runs metrics " + std::to_string(runs[0]["id"].get<int64_t>()) + " --key eval/OLS --csv --db " + db);
   ASSERT_EQ(csv.code, 0) << csv.out;
   EXPECT_NE(csv.out.find("1,eval/OLS,"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("2,eval/OLS,"), std::string::npos) << csv.out;
@@ -83,8 +89,8 @@ TEST(OpenLaneEval, EvalEventsMatchHaloEvalOnThePredictionFilesAndTheHistory) {
   // A root without the evaluation split: the launch fails naming the split and the root.
   const std::string only_train = dir + "/only-train";
   synth(only_train, "train", 1, 7);
-  const CliResult missing = run_halo("launch --no-progress " + write_experiment(fresh_dir("oleval-b"), openlane(only_train)) +
-                                     " --db " + db);
+  const CliResult missing =
+      run_halo("launch --no-progress " + write_experiment(fresh_dir("oleval-b"), openlane(only_train)) + " --db " + db);
   EXPECT_NE(missing.code, 0);
   EXPECT_NE(missing.out.find("data.eval_split 'val'"), std::string::npos) << missing.out;
   EXPECT_NE(missing.out.find(only_train), std::string::npos) << missing.out;
@@ -92,8 +98,8 @@ TEST(OpenLaneEval, EvalEventsMatchHaloEvalOnThePredictionFilesAndTheHistory) {
 
 TEST(OpenLaneEval, EvalEveryOnGeneratedFramesIsRefusedBeforeStarting) {
   const std::string dir = fresh_dir("oleval-synthetic");
-  const CliResult r = run_halo("launch --no-progress " +
-                               write_experiment(dir, {{"train", {{"eval_every", 2}}}}) + " --db " + dir + "/h.db");
+  const CliResult r = run_halo("launch --no-progress " + write_experiment(dir, {{"train", {{"eval_every", 2}}}}) +
+                               " --db " + dir + "/h.db");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("train.eval_every"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("data.source"), std::string::npos) << r.out;

@@ -28,7 +28,8 @@ CliResult run_command(const std::string& command_line) {
 
 std::string fresh_dir(const std::string& tag) {
   static int n = 0;
-  fs::path d = fs::temp_directory_path() / ("halo-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+  fs::path d =
+      fs::temp_directory_path() / ("halo-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
   fs::remove_all(d);
   fs::create_directories(d);
   return d.string();

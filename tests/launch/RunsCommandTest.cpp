@@ -24,7 +24,8 @@ using store::HistoryDb;
 
 // Every launch in this test binary records into a throw-away history, never the user's.
 const bool kIsolatedHistory = [] {
-  ::setenv("HALO_DB", (fs::temp_directory_path() / ("halo-launch-tests-" + std::to_string(::getpid()) + ".db")).c_str(), 1);
+  ::setenv("HALO_DB", (fs::temp_directory_path() / ("halo-launch-tests-" + std::to_string(::getpid()) + ".db")).c_str(),
+           1);
   return true;
 }();
 
@@ -88,7 +89,8 @@ TEST(Runs, LaunchRecordsAFinishedRunThatRunsCommandsRead) {
 
   // A second run with another learning rate: compare names the difference.
   const std::string dir2 = fresh_dir("runs-e2e-b");
-  CliResult b = run_halo("launch --no-progress " + write_experiment(dir2, {{"optim", {{"lr", 0.001}}}}) + " --db " + db);
+  CliResult b =
+      run_halo("launch --no-progress " + write_experiment(dir2, {{"optim", {{"lr", 0.001}}}}) + " --db " + db);
   ASSERT_EQ(b.code, 0) << b.out;
   CliResult cmp = run_halo("runs compare 1 2 --json --db " + db);
   ASSERT_EQ(cmp.code, 0) << cmp.out;
@@ -157,7 +159,8 @@ TEST(Runs, CorruptAndForeignDatabasesAreRefusedAndLeftUntouched) {
   sqlite3_close(f);
   const std::string corrupt_bytes = bytes_of(corrupt), foreign_bytes = bytes_of(foreign);
   const std::string exp = write_experiment(dir, {});
-  for (const auto& [path, words] : {std::pair{corrupt, "not a SQLite database"}, std::pair{foreign, "not a Halo run history"}}) {
+  for (const auto& [path, words] :
+       {std::pair{corrupt, "not a SQLite database"}, std::pair{foreign, "not a Halo run history"}}) {
     CliResult a = run_halo("launch --no-progress " + exp + " --db " + path);
     EXPECT_NE(a.code, 0);
     EXPECT_NE(a.out.find(path), std::string::npos) << a.out;

@@ -23,7 +23,8 @@ std::string quoted(const std::string& s) {
 
 TEST(Security, ShellMetacharactersInUserStringsAreNeverRun) {
   const std::string dir = fresh_dir("metachar");
-  const std::string run = dir + "/run $(touch " + dir + "/pwned1) `touch " + dir + "/pwned2`; touch " + dir + "/pwned3 #";
+  const std::string run =
+      dir + "/run $(touch " + dir + "/pwned1) `touch " + dir + "/pwned2`; touch " + dir + "/pwned3 #";
   const std::string exp = write_experiment(dir, {{"schedule", {{"steps", 2}}}});
   CliResult r = run_halo("launch --no-progress " + exp + " --set " + quoted("run_dir=" + run));
   ASSERT_EQ(r.code, 0) << r.out;
@@ -77,7 +78,8 @@ TEST(Security, ForgedCheckpointsAreRefusedWithoutRunningAnything) {
   CliResult r = run_halo("launch --no-progress " + write_experiment(dir, {{"schedule", {{"steps", 2}}}}));
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string real = run + "/checkpoints/step-000002.pt";
-  const std::string marker = dir + "/executed", evil_pickle = dir + "/evil-pickle.pt", evil_script = dir + "/evil-script.pt";
+  const std::string marker = dir + "/executed", evil_pickle = dir + "/evil-pickle.pt",
+                    evil_script = dir + "/evil-script.pt";
   std::ofstream(dir + "/forge.py") << kForge;
   CliResult py = run_command(std::string(HALO_PYTHON) + " " + dir + "/forge.py " + real + " " + marker + " " +
                              evil_pickle + " " + evil_script);
@@ -100,8 +102,9 @@ TEST(Security, ForgedCheckpointsAreRefusedWithoutRunningAnything) {
   }
   EXPECT_FALSE(fs::exists(marker)) << "a forged checkpoint ran code";
   // The forged pickle really does run code where pickles are executed (plain Python).
-  CliResult control = run_command(std::string(HALO_PYTHON) + " -c \"import zipfile,pickle,sys; z=zipfile.ZipFile('" +
-                                  evil_pickle + "'); pickle.loads(z.read([n for n in z.namelist() if n.endswith('/data.pkl')][0]))\"");
+  CliResult control =
+      run_command(std::string(HALO_PYTHON) + " -c \"import zipfile,pickle,sys; z=zipfile.ZipFile('" + evil_pickle +
+                  "'); pickle.loads(z.read([n for n in z.namelist() if n.endswith('/data.pkl')][0]))\"");
   EXPECT_EQ(control.code, 0) << control.out;
   EXPECT_TRUE(fs::exists(marker)) << "the forged pickle is not a real attack";
 }

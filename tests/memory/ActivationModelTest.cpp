@@ -60,7 +60,8 @@ Seen run_forward(bool bf16, F f) {
 }
 
 ShardedTensor input(int64_t c, int64_t h, int64_t w, at::ScalarType dt) {
-  return {torch::randn({kB, c, h, w}).to(dt).requires_grad_(), parallel::even_partition(w, 1), parallel::Communicator::solo()};
+  return {torch::randn({kB, c, h, w}).to(dt).requires_grad_(), parallel::even_partition(w, 1),
+          parallel::Communicator::solo()};
 }
 
 class SingleLayer : public ::testing::TestWithParam<std::tuple<bool, bool>> {
@@ -139,7 +140,8 @@ TEST(WholeStep, PeakMatchesTheSimulation) {
   const auto layers = activation_layers(in);
   for (const std::string level : {"none", "block", "stage"}) {
     model::ConvNeXt net(v, 10);
-    if (level != "none") net->set_checkpoint(level == "block" ? model::CheckpointLevel::Block : model::CheckpointLevel::Stage);
+    if (level != "none")
+      net->set_checkpoint(level == "block" ? model::CheckpointLevel::Block : model::CheckpointLevel::Stage);
     auto step = [&] {
       at::Tensor images = torch::randn({in.images, 3, in.height, in.width});
       ShardedTensor x{images, parallel::even_partition(in.width, 1), parallel::Communicator::solo()};
@@ -151,9 +153,10 @@ TEST(WholeStep, PeakMatchesTheSimulation) {
     MemoryTracker::reset_peak();
     step();
     const double measured = static_cast<double>(MemoryTracker::cpu().peak - start);
-    const StepPeak p = simulate_step(layers, checkpoint_segments(layers, level), in.images * 3 * in.height * in.width * 4);
-    EXPECT_NEAR(static_cast<double>(p.peak) / measured, 1.0, 0.05) << level << ": predicted " << p.peak << " at " << p.where
-                                                                   << ", measured " << measured;
+    const StepPeak p =
+        simulate_step(layers, checkpoint_segments(layers, level), in.images * 3 * in.height * in.width * 4);
+    EXPECT_NEAR(static_cast<double>(p.peak) / measured, 1.0, 0.05)
+        << level << ": predicted " << p.peak << " at " << p.where << ", measured " << measured;
   }
 }
 

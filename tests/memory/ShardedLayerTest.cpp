@@ -57,7 +57,9 @@ void run_rank(int sp, const testing::RankHarness& h) {
     } else {
       auto& st = net->stages->at<model::ConvNeXtStageImpl>(static_cast<size_t>(stage));
       if (ds)
-        y = st.downsample->at<model::ShardedConv2dImpl>(1).forward(x.with(st.downsample->at<model::LayerNorm2dImpl>(0).forward(x.local))).local;
+        y = st.downsample->at<model::ShardedConv2dImpl>(1)
+                .forward(x.with(st.downsample->at<model::LayerNorm2dImpl>(0).forward(x.local)))
+                .local;
       else
         y = st.blocks->at<model::ConvNeXtBlockImpl>(0).forward(x).local;
     }

@@ -24,10 +24,10 @@ TEST(ConvNeXt, ParameterCountsMatchTimm) {
 TEST(ConvNeXt, ParameterNamesFollowTimm) {
   ConvNeXt m(*find_convnext_variant("convnext_atto"));
   auto params = m->named_parameters();
-  for (const char* key : {"stem.0.weight", "stem.1.bias", "stages.0.blocks.0.gamma", "stages.0.blocks.0.conv_dw.weight",
-                          "stages.0.blocks.1.mlp.fc1.weight", "stages.1.downsample.0.weight",
-                          "stages.1.downsample.1.weight", "stages.3.blocks.1.mlp.fc2.bias", "head.norm.weight",
-                          "head.fc.bias"})
+  for (const char* key :
+       {"stem.0.weight", "stem.1.bias", "stages.0.blocks.0.gamma", "stages.0.blocks.0.conv_dw.weight",
+        "stages.0.blocks.1.mlp.fc1.weight", "stages.1.downsample.0.weight", "stages.1.downsample.1.weight",
+        "stages.3.blocks.1.mlp.fc2.bias", "head.norm.weight", "head.fc.bias"})
     EXPECT_TRUE(params.contains(key)) << key;
   EXPECT_EQ(params["stages.0.blocks.0.mlp.fc1.weight"].sizes(), (std::vector<int64_t>{160, 40, 1, 1}));
   ConvNeXt tiny(*find_convnext_variant("convnext_tiny"));

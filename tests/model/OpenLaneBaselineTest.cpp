@@ -24,7 +24,8 @@ torch::Tensor ring(int64_t V, int64_t H, int64_t W) {
     auto R = torch::tensor({s, -c, 0.0, 0.0, 0.0, -1.0, c, s, 0.0}, torch::kFloat64).view({3, 3});
     auto P = torch::eye(4, torch::kFloat64);
     P.slice(0, 0, 3).slice(1, 0, 3).copy_(torch::matmul(K, R));
-    P.slice(0, 0, 3).select(1, 3).copy_(torch::matmul(K, -torch::matmul(R, torch::tensor({0.0, 0.0, 1.5}, torch::kFloat64))));
+    P.slice(0, 0, 3).select(1, 3).copy_(
+        torch::matmul(K, -torch::matmul(R, torch::tensor({0.0, 0.0, 1.5}, torch::kFloat64))));
     out.push_back(P);
   }
   return torch::stack(out).to(torch::kFloat32);
@@ -72,10 +73,10 @@ TEST(OpenLaneBaseline, ParameterNamesAndPlacement) {
   OpenLaneBaseline m(*find_convnext_variant("convnext_test"), tiny());
   auto params = m->named_parameters();
   for (const char* key : {"img_backbone.stem.0.weight", "img_backbone.stages.3.blocks.0.conv_dw.weight",
-                          "img_neck.lateral_convs.1.weight", "img_neck.fpn_convs.0.weight", "img_view_transformer.proj.weight",
-                          "lc_head.query_embedding.weight", "lc_head.decoder.layers.0.multihead_attn.in_proj_weight",
-                          "lc_head.cls_branch.bias", "te_head.reg_branch.4.weight", "lclc_head.mlp_o1.0.weight",
-                          "lcte_head.classifier.4.bias"})
+                          "img_neck.lateral_convs.1.weight", "img_neck.fpn_convs.0.weight",
+                          "img_view_transformer.proj.weight", "lc_head.query_embedding.weight",
+                          "lc_head.decoder.layers.0.multihead_attn.in_proj_weight", "lc_head.cls_branch.bias",
+                          "te_head.reg_branch.4.weight", "lclc_head.mlp_o1.0.weight", "lcte_head.classifier.4.bias"})
     EXPECT_TRUE(params.contains(key)) << key;
   for (const auto& p : params) EXPECT_EQ(p.key().find("img_backbone.head"), std::string::npos) << p.key();
   EXPECT_EQ(params["lc_head.query_embedding.weight"].sizes(), (Shape{50, 16}));
@@ -96,8 +97,8 @@ TEST(IpmViewTransform, CellsTakeTheCameraThatSeesThem) {
   }
   const int64_t H = 64, W = 64;
   auto feats = torch::cat({torch::full({1, 1, 4, 4}, 1.0), torch::full({1, 1, 4, 4}, 3.0)});
-  auto bev = ipm->forward(feats, ring(2, H, W).unsqueeze(0), torch::tensor({H, W}).view({1, 1, 2}).expand({1, 2, 2}),
-                          {H, W});
+  auto bev =
+      ipm->forward(feats, ring(2, H, W).unsqueeze(0), torch::tensor({H, W}).view({1, 1, 2}).expand({1, 2, 2}), {H, W});
   ASSERT_EQ(bev.sizes(), (Shape{1, 1, 50, 100}));
   auto at = [&](double x, double y) {  // cell containing ego (x, y)
     return bev[0][0][static_cast<int64_t>(y + 25)][static_cast<int64_t>(x + 50)].item<double>();

@@ -40,7 +40,8 @@ TEST(DetectionLosses, FocalLossAndCostMatchTheFormula) {
 }
 
 TEST(DetectionLosses, GeneralizedIouOfKnownBoxes) {
-  auto a = torch::tensor({0.0, 0.0, 2.0, 2.0}, torch::kFloat64), b = torch::tensor({1.0, 1.0, 3.0, 3.0}, torch::kFloat64);
+  auto a = torch::tensor({0.0, 0.0, 2.0, 2.0}, torch::kFloat64),
+       b = torch::tensor({1.0, 1.0, 3.0, 3.0}, torch::kFloat64);
   EXPECT_NEAR(generalized_iou(a, b).item<double>(), 1.0 / 7 - 2.0 / 9, 1e-6);  // overlap 1, union 7, hull 9
   EXPECT_NEAR(generalized_iou(a, a).item<double>(), 1.0, 1e-6);
   auto c = torch::tensor({3.0, 0.0, 4.0, 2.0}, torch::kFloat64);  // disjoint: 0 - (8 - 6) / 8
@@ -99,7 +100,8 @@ TEST(OpenLaneLoss, SevenKeysMatchAHandComputation) {
   // One sample: 2 lane queries, 2 element queries with 3 classes; one labelled lane and element.
   OpenLaneLoss loss(OpenLaneLossWeights{}, BevGrid{});
   auto f64 = torch::kFloat64;
-  auto gt_ctrl = torch::tensor({0.6, 0.5, 0.6, 0.65, 0.52, 0.6, 0.7, 0.55, 0.6, 0.75, 0.56, 0.6, 0.8, 0.6, 0.6}, f64).view({5, 3});
+  auto gt_ctrl =
+      torch::tensor({0.6, 0.5, 0.6, 0.65, 0.52, 0.6, 0.7, 0.55, 0.6, 0.75, 0.56, 0.6, 0.8, 0.6, 0.6}, f64).view({5, 3});
   auto lo = torch::tensor({-50.0, -25.0, -3.0}, f64), span = torch::tensor({100.0, 50.0, 5.0}, f64);
   OpenLaneTargets t;
   t.lane_points = bezier_sample(gt_ctrl * span + lo, 11).unsqueeze(0);  // (1, 11, 3)

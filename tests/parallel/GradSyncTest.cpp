@@ -30,8 +30,12 @@ TEST(GradSync, SumsOverSpAndAveragesOverDp) {
       params.emplace_back(name, p);
     }
     // Tiny buckets: several collectives in flight at once.
-    GradSync sync(params, [](const std::string& n) { return n.rfind("head.", 0) == 0 ? GradPlacement::Replicate : GradPlacement::Partial; },
-                  mesh, 40);
+    GradSync sync(
+        params,
+        [](const std::string& n) {
+          return n.rfind("head.", 0) == 0 ? GradPlacement::Replicate : GradPlacement::Partial;
+        },
+        mesh, 40);
     EXPECT_GE(sync.buckets(), 3u);
     sync.sync();
     for (int j = 0; j < 5; ++j) {

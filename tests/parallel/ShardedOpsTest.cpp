@@ -49,7 +49,9 @@ std::vector<OpCase> make_cases(const std::string& family, int sp) {
       c.C = 4;
       const int64_t reach = d * (k - 1) + 1;
       const int64_t pmax = op == "conv" ? reach : k / 2;  // pooling: padding <= kernel/2
-      c.spec = {{k, k}, {s, s}, {pick({0, 1, 2, 3}) % (pmax + 1), static_cast<int64_t>(rng() % (pmax + 1))},
+      c.spec = {{k, k},
+                {s, s},
+                {pick({0, 1, 2, 3}) % (pmax + 1), static_cast<int64_t>(rng() % (pmax + 1))},
                 {op == "avgpool" || op == "avgpool_nopad" ? 1 : d, op == "avgpool" || op == "avgpool_nopad" ? 1 : d},
                 op == "conv" ? g : 1};
       // Stripes from 1 column (halo far wider than the stripe) to a few strides.
@@ -219,9 +221,9 @@ TEST_P(ShardedOps, MatchUnshardedPyTorch) {
     torch::Tensor rm = torch::zeros({c.C}, x.options()), rv = torch::ones({c.C}, x.options());
     torch::Tensor y = reference_forward(c, x, w, b, &rm, &rv);
     (y * d.grad_out).sum().backward();
-    const std::string what = fmt::format("case {} {} W={} k={} s={} p={} d={} g={} sp={} overlap={}", i, c.op, c.W,
-                                         c.spec.kernel[1], c.spec.stride[1], c.spec.padding[1], c.spec.dilation[1],
-                                         c.spec.groups, sp, c.overlap);
+    const std::string what =
+        fmt::format("case {} {} W={} k={} s={} p={} d={} g={} sp={} overlap={}", i, c.op, c.W, c.spec.kernel[1],
+                    c.spec.stride[1], c.spec.padding[1], c.spec.dilation[1], c.spec.groups, sp, c.overlap);
     const bool replicated_out = c.op == "gap" || c.op == "gather";
     const bool replicated_in = c.op == "scatter";
     std::vector<torch::Tensor> ys, gxs;

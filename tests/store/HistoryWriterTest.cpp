@@ -24,8 +24,13 @@ namespace fs = std::filesystem;
 std::string temp_db(const std::string& tag) { return store::temp_db("storew", tag); }
 
 nlohmann::json step_event(int64_t step, int rank, double loss) {
-  return {{"event", "step"}, {"rank", rank}, {"step", step}, {"losses", {{"loss", loss}, {"aux", 2 * loss}}},
-          {"lr", 0.1}, {"grad_norm", 1.5}, {"loss_scale", 1.0},
+  return {{"event", "step"},
+          {"rank", rank},
+          {"step", step},
+          {"losses", {{"loss", loss}, {"aux", 2 * loss}}},
+          {"lr", 0.1},
+          {"grad_norm", 1.5},
+          {"loss_scale", 1.0},
           {"time_ms", {{"forward", 1.0}, {"backward", 2.0}, {"comm", 0.5}, {"optim", 0.25}, {"total", 4.0 + rank}}},
           {"memory", {{"current", 100}, {"peak", 1000 * (rank + 1)}, {"reserved", 2000}, {"rss", 3000}}}};
 }

@@ -10,8 +10,8 @@ namespace halo::store {
 std::string temp_db(const std::string& prefix, const std::string& tag) {
   namespace fs = std::filesystem;
   static int n = 0;
-  const fs::path d = fs::temp_directory_path() / ("halo-" + prefix + "-" + tag + "-" + std::to_string(::getpid()) +
-                                                  "-" + std::to_string(n++));
+  const fs::path d = fs::temp_directory_path() /
+                     ("halo-" + prefix + "-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
   fs::remove_all(d);
   fs::create_directories(d);
   return (d / "h.db").string();

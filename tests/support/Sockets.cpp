@@ -19,7 +19,8 @@ std::vector<std::pair<uint32_t, uint16_t>> listening_sockets() {
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
     unsigned slot = 0, addr = 0, port = 0, raddr = 0, rport = 0, state = 0;
-    if (std::sscanf(line.c_str(), " %u: %x:%x %x:%x %x", &slot, &addr, &port, &raddr, &rport, &state) == 6 && state == 0x0A)
+    if (std::sscanf(line.c_str(), " %u: %x:%x %x:%x %x", &slot, &addr, &port, &raddr, &rport, &state) == 6 &&
+        state == 0x0A)
       out.emplace_back(addr, static_cast<uint16_t>(port));
   }
   return out;

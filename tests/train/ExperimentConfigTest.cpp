@@ -39,7 +39,7 @@ TEST(ExperimentConfig, DefaultsRoundTrip) {
 
 TEST(ExperimentConfig, ToJsonWritesEveryField) {
   const json j = to_json(ExperimentConfig{});
-  const std::map<std::string, size_t> sections{{"model", 4}, {"loss", 7}, {"data", 8}, {"parallel", 7},
+  const std::map<std::string, size_t> sections{{"model", 4},  {"loss", 7},     {"data", 8}, {"parallel", 7},
                                                {"optim", 10}, {"schedule", 3}, {"train", 6}};
   EXPECT_EQ(j.size(), 3 + sections.size());
   for (const auto& [name, n] : sections) EXPECT_EQ(j.at(name).size(), n) << name;
@@ -121,25 +121,27 @@ class WrongType : public ::testing::TestWithParam<Case> {};
 TEST_P(WrongType, NamesTheExpectedType) { expect_one_problem(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(
     Fields, WrongType,
-    ::testing::Values(Case{R"({"optim": {"lr": "fast"}})", "optim.lr", "use a finite number > 0, not a string"},
-                      Case{R"({"data": {"views": "seven"}})", "data.views", "use an integer from 1 to 64, not a string"},
-                      Case{R"({"data": {"views": 7.5}})", "data.views", "(not a whole number)"},
-                      Case{R"({"optim": {"scale_lr": "yes"}})", "optim.scale_lr", "use a boolean (true or false), not a string"},
-                      Case{R"({"optim": {"scale_lr": 1}})", "optim.scale_lr", "boolean"},
-                      Case{R"({"model": {"arch": 5}})", "model.arch", "use a string, not a number"},
-                      Case{R"({"name": null})", "name", "use a string, not null"},
-                      Case{R"({"parallel": {"strategy": ["tp"]}})", "parallel.strategy", "(a string), not an array"},
-                      Case{R"({"train": {"seed": -1}})", "train.seed", "use an integer from 0 to 18446744073709551615"},
-                      Case{R"({"train": {"seed": "0"}})", "train.seed", "not a string"},
-                      Case{R"({"optim": 0.001})", "optim", "use an object of optim settings"},
-                      Case{R"({"data": [1, 2]})", "data", "not an array"}));
+    ::testing::Values(
+        Case{R"({"optim": {"lr": "fast"}})", "optim.lr", "use a finite number > 0, not a string"},
+        Case{R"({"data": {"views": "seven"}})", "data.views", "use an integer from 1 to 64, not a string"},
+        Case{R"({"data": {"views": 7.5}})", "data.views", "(not a whole number)"},
+        Case{R"({"optim": {"scale_lr": "yes"}})", "optim.scale_lr", "use a boolean (true or false), not a string"},
+        Case{R"({"optim": {"scale_lr": 1}})", "optim.scale_lr", "boolean"},
+        Case{R"({"model": {"arch": 5}})", "model.arch", "use a string, not a number"},
+        Case{R"({"name": null})", "name", "use a string, not null"},
+        Case{R"({"parallel": {"strategy": ["tp"]}})", "parallel.strategy", "(a string), not an array"},
+        Case{R"({"train": {"seed": -1}})", "train.seed", "use an integer from 0 to 18446744073709551615"},
+        Case{R"({"train": {"seed": "0"}})", "train.seed", "not a string"},
+        Case{R"({"optim": 0.001})", "optim", "use an object of optim settings"},
+        Case{R"({"data": [1, 2]})", "data", "not an array"}));
 
 class HugeNumber : public ::testing::TestWithParam<Case> {};
 TEST_P(HugeNumber, IsRefused) { expect_one_problem(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(
     Fields, HugeNumber,
     ::testing::Values(Case{R"({"schedule": {"steps": 2000000000}})", "schedule.steps", "from 1 to 1000000000"},
-                      Case{R"({"schedule": {"steps": 99999999999999999999}})", "schedule.steps", "from 1 to 1000000000"},
+                      Case{R"({"schedule": {"steps": 99999999999999999999}})", "schedule.steps",
+                           "from 1 to 1000000000"},
                       Case{R"({"schedule": {"steps": 18446744073709551615}})", "schedule.steps", "from 1 to"},
                       Case{R"({"data": {"views": 65}})", "data.views", "from 1 to 64"},
                       Case{R"({"data": {"height": 70000}})", "data.height", "from 32 to 65536"},
@@ -179,16 +181,17 @@ class BadChoice : public ::testing::TestWithParam<Case> {};
 TEST_P(BadChoice, ListsTheChoices) { expect_one_problem(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(
     Fields, BadChoice,
-    ::testing::Values(Case{R"({"task": "detection"})", "task", "choose one of: convnext, openlanev2"},
-                      Case{R"({"data": {"source": "kitti"}})", "data.source", "choose one of: synthetic, openlanev2"},
-                      Case{R"({"data": {"eval_split": "test"}})", "data.eval_split", "choose one of: val, train"},
-                      Case{R"({"parallel": {"strategy": "fsdp"}})", "parallel.strategy",
-                           "choose one of: none, checkpoint, tp, tp+checkpoint"},
-                      Case{R"({"parallel": {"checkpoint_level": "layer"}})", "parallel.checkpoint_level",
-                           "choose one of: block, stage"},
-                      Case{R"({"parallel": {"backend": "mpi"}})", "parallel.backend", "choose one of: auto, gloo, nccl"},
-                      Case{R"({"optim": {"name": "adam"}})", "optim.name", "choose one of: adamw, sgd, lamb"},
-                      Case{R"({"train": {"precision": "fp8"}})", "train.precision", "choose one of: fp32, bf16, fp16"}));
+    ::testing::Values(
+        Case{R"({"task": "detection"})", "task", "choose one of: convnext, openlanev2"},
+        Case{R"({"data": {"source": "kitti"}})", "data.source", "choose one of: synthetic, openlanev2"},
+        Case{R"({"data": {"eval_split": "test"}})", "data.eval_split", "choose one of: val, train"},
+        Case{R"({"parallel": {"strategy": "fsdp"}})", "parallel.strategy",
+             "choose one of: none, checkpoint, tp, tp+checkpoint"},
+        Case{R"({"parallel": {"checkpoint_level": "layer"}})", "parallel.checkpoint_level",
+             "choose one of: block, stage"},
+        Case{R"({"parallel": {"backend": "mpi"}})", "parallel.backend", "choose one of: auto, gloo, nccl"},
+        Case{R"({"optim": {"name": "adam"}})", "optim.name", "choose one of: adamw, sgd, lamb"},
+        Case{R"({"train": {"precision": "fp8"}})", "train.precision", "choose one of: fp32, bf16, fp16"}));
 
 TEST(ExperimentConfig, EdgesOfRangesAreAccepted) {
   const ConfigResult r = parse(R"({"model": {"drop_path": 0.99}, "optim": {"grad_clip": 0, "weight_decay": 0,
@@ -209,9 +212,12 @@ TEST(ExperimentConfig, NanAndInfinityAreProblems) {
   const ConfigResult r = parse_experiment(j);
   std::map<std::string, std::string> values;
   for (const auto& p : r.problems) values[p.field] = p.value;
-  EXPECT_EQ(values, (std::map<std::string, std::string>{{"optim.lr", "nan"}, {"optim.weight_decay", "inf"},
-                                                        {"optim.eps", "inf"}, {"model.drop_path", "-inf"},
-                                                        {"schedule.min_lr_ratio", "nan"}, {"schedule.steps", "nan"}}));
+  EXPECT_EQ(values, (std::map<std::string, std::string>{{"optim.lr", "nan"},
+                                                        {"optim.weight_decay", "inf"},
+                                                        {"optim.eps", "inf"},
+                                                        {"model.drop_path", "-inf"},
+                                                        {"schedule.min_lr_ratio", "nan"},
+                                                        {"schedule.steps", "nan"}}));
   EXPECT_EQ(r.problems.size(), 6u);
 }
 
@@ -241,14 +247,15 @@ TEST_P(StrategyAndSp, AreConsistent) {
     const ConfigProblem p = only_problem(r, "parallel.sp");
     EXPECT_EQ(p.value, std::to_string(c.sp));
     EXPECT_NE(p.fix.find("\"" + c.strategy + "\""), std::string::npos) << p.fix;
-    EXPECT_NE(p.fix.find(c.sp == 1 ? "set parallel.sp to 2 or more" : "set parallel.sp to 1"), std::string::npos) << p.fix;
+    EXPECT_NE(p.fix.find(c.sp == 1 ? "set parallel.sp to 2 or more" : "set parallel.sp to 1"), std::string::npos)
+        << p.fix;
   }
 }
 INSTANTIATE_TEST_SUITE_P(All, StrategyAndSp,
-                         ::testing::Values(Combo{"none", 1, true}, Combo{"none", 2, false}, Combo{"checkpoint", 1, true},
-                                           Combo{"checkpoint", 4, false}, Combo{"tp", 1, false}, Combo{"tp", 2, true},
-                                           Combo{"tp", 8, true}, Combo{"tp+checkpoint", 1, false},
-                                           Combo{"tp+checkpoint", 4, true}));
+                         ::testing::Values(Combo{"none", 1, true}, Combo{"none", 2, false},
+                                           Combo{"checkpoint", 1, true}, Combo{"checkpoint", 4, false},
+                                           Combo{"tp", 1, false}, Combo{"tp", 2, true}, Combo{"tp", 8, true},
+                                           Combo{"tp+checkpoint", 1, false}, Combo{"tp+checkpoint", 4, true}));
 
 class CrossField : public ::testing::TestWithParam<Case> {};
 TEST_P(CrossField, Rule) {
@@ -278,17 +285,20 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"({"model": {"arch": "convnext_xxlarge"}})", "", ""},
         Case{R"({"schedule": {"steps": 3}})", "schedule.warmup_steps", "at most schedule.steps (3)"},
         Case{R"({"name": "../escape"})", "name", "names the run directory"},
-        Case{R"({"name": ""})", "name", "letters, digits"},
-        Case{R"({"name": "convnext-xl_seed.2"})", "", ""},
+        Case{R"({"name": ""})", "name", "letters, digits"}, Case{R"({"name": "convnext-xl_seed.2"})", "", ""},
         Case{R"({"train": {"eval_every": 10}})", "train.eval_every", "data.source \"openlanev2\""},
-        Case{R"({"task": "openlanev2", "train": {"eval_every": 10}})", "train.eval_every", "or set train.eval_every to 0"},
+        Case{R"({"task": "openlanev2", "train": {"eval_every": 10}})", "train.eval_every",
+             "or set train.eval_every to 0"},
         Case{R"({"task": "openlanev2", "data": {"source": "openlanev2", "root": "/d", "eval_split": "train"},
-                 "train": {"eval_every": 10}})", "", ""}));
+                 "train": {"eval_every": 10}})",
+             "", ""}));
 
 TEST(ExperimentConfig, RulesBetweenFieldsSkipFieldsThatAlreadyHaveAProblem) {
   // sp is refused on its own; no second, confusing problem about the strategy.
-  EXPECT_EQ(fields(parse(R"({"parallel": {"strategy": "none", "sp": "two"}})")), std::vector<std::string>{"parallel.sp"});
-  EXPECT_EQ(fields(parse(R"({"parallel": {"strategy": "fsdp", "sp": 1}})")), std::vector<std::string>{"parallel.strategy"});
+  EXPECT_EQ(fields(parse(R"({"parallel": {"strategy": "none", "sp": "two"}})")),
+            std::vector<std::string>{"parallel.sp"});
+  EXPECT_EQ(fields(parse(R"({"parallel": {"strategy": "fsdp", "sp": 1}})")),
+            std::vector<std::string>{"parallel.strategy"});
   EXPECT_EQ(fields(parse(R"({"task": "openlanev2", "data": 3})")), std::vector<std::string>{"data"});
 }
 
@@ -308,12 +318,14 @@ TEST_P(UnknownKey, WarnsWithTheClosestKnownKey) {
 INSTANTIATE_TEST_SUITE_P(
     Keys, UnknownKey,
     ::testing::Values(
-        Typo{R"({"optim": {"learning_rate": 0.1}})", "unknown key 'optim.learning_rate' ignored; did you mean 'optim.lr'?"},
+        Typo{R"({"optim": {"learning_rate": 0.1}})",
+             "unknown key 'optim.learning_rate' ignored; did you mean 'optim.lr'?"},
         Typo{R"({"schedule": {"stpes": 10}})", "unknown key 'schedule.stpes' ignored; did you mean 'schedule.steps'?"},
         Typo{R"({"data": {"batch_size": 2}})", "unknown key 'data.batch_size' ignored; did you mean 'data.batch'?"},
         Typo{R"({"model": {"classes": 5}})", "unknown key 'model.classes' ignored; did you mean 'model.num_classes'?"},
         Typo{R"({"optim": {"wd": 0.1}})", "unknown key 'optim.wd' ignored; did you mean 'optim.weight_decay'?"},
-        Typo{R"({"train": {"precison": "bf16"}})", "unknown key 'train.precison' ignored; did you mean 'train.precision'?"},
+        Typo{R"({"train": {"precison": "bf16"}})",
+             "unknown key 'train.precison' ignored; did you mean 'train.precision'?"},
         Typo{R"({"optimizer": {"lr": 0.1}})", "unknown key 'optimizer' ignored; did you mean 'optim'?"},
         Typo{R"({"lr": 0.1})", "unknown key 'lr' ignored; did you mean 'optim.lr'?"},
         Typo{R"({"model": {"batch": 4}})", "unknown key 'model.batch' ignored; did you mean 'data.batch'?"},
@@ -321,7 +333,8 @@ INSTANTIATE_TEST_SUITE_P(
         Typo{R"({"comment": "try 7 views"})", "unknown key 'comment' ignored"}));
 
 TEST(ExperimentConfig, UnknownKeysDoNotHideProblemsOrKnownValues) {
-  const ConfigResult r = parse(R"({"optim": {"learning_rate": 0.1, "lr": 0.5, "eps": -1}, "extra": {"deep": {"x": 1}}})");
+  const ConfigResult r =
+      parse(R"({"optim": {"learning_rate": 0.1, "lr": 0.5, "eps": -1}, "extra": {"deep": {"x": 1}}})");
   EXPECT_EQ(fields(r), std::vector<std::string>{"optim.eps"});
   EXPECT_EQ(r.warnings.size(), 2u);  // the nested unknown section is one warning
   EXPECT_EQ(r.config.optim.lr, 0.5);

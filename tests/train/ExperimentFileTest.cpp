@@ -23,8 +23,8 @@ std::string shipped(const std::string& name) { return std::string(HALO_SOURCE_DI
 class ExperimentFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("halo-config-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("halo-config-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -129,7 +129,8 @@ TEST_F(ExperimentFileTest, MissingFileNamesThePath) {
 
 TEST_F(ExperimentFileTest, DirectoryIsNotReadable) {
   const std::string msg = error_of([&] { load_experiment(dir_.string(), {}); });
-  EXPECT_NE(msg.find("cannot read experiment file '" + dir_.string() + "': it is a directory"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cannot read experiment file '" + dir_.string() + "': it is a directory"), std::string::npos)
+      << msg;
 }
 
 TEST_F(ExperimentFileTest, InvalidJsonNamesThePathLineAndColumn) {
@@ -176,10 +177,11 @@ INSTANTIATE_TEST_SUITE_P(
     Values, ApplyOverride,
     ::testing::Values(Override{"optim.lr=5e-4", "/optim/lr", 5e-4}, Override{"optim.name=sgd", "/optim/name", "sgd"},
                       Override{"model.arch=\"convnext_tiny\"", "/model/arch", "convnext_tiny"},
-                      Override{"parallel.sp=4", "/parallel/sp", 4u}, Override{"optim.scale_lr=true", "/optim/scale_lr", true},
+                      Override{"parallel.sp=4", "/parallel/sp", 4u},
+                      Override{"optim.scale_lr=true", "/optim/scale_lr", true},
                       Override{"name=my-run", "/name", "my-run"}, Override{"data.root=/a=b", "/data/root", "/a=b"},
-                      Override{"data.root=", "/data/root", ""}, Override{"train.seed=18446744073709551615", "/train/seed",
-                                                                         18446744073709551615ull},
+                      Override{"data.root=", "/data/root", ""},
+                      Override{"train.seed=18446744073709551615", "/train/seed", 18446744073709551615ull},
                       Override{"a.b.c=[1, 2]", "/a/b/c", json::array({1, 2})},
                       Override{"optim={\"lr\": 0.1}", "/optim", json{{"lr", 0.1}}}));
 
@@ -238,15 +240,21 @@ TEST_P(HostileFile, IsAClearErrorNamingFileAndField) {
 INSTANTIATE_TEST_SUITE_P(
     Files, HostileFile,
     ::testing::Values(
-        Hostile{"steps_1e300", R"({"schedule": {"steps": 1e300}})", "  - schedule.steps: 1e+300: use an integer from 1 to"},
-        Hostile{"sp_2pow40", R"({"parallel": {"sp": 1099511627776}})", "  - parallel.sp: 1099511627776: use an integer from 1 to 1024"},
+        Hostile{"steps_1e300", R"({"schedule": {"steps": 1e300}})",
+                "  - schedule.steps: 1e+300: use an integer from 1 to"},
+        Hostile{"sp_2pow40", R"({"parallel": {"sp": 1099511627776}})",
+                "  - parallel.sp: 1099511627776: use an integer from 1 to 1024"},
         Hostile{"negative_steps", R"({"schedule": {"steps": -5}})", "  - schedule.steps: -5: use an integer from 1 to"},
         Hostile{"lr_1e400", R"({"optim": {"lr": -1e400}})", "is not valid JSON"},
         Hostile{"deep_top_level", nested("", 100000, ""), "  - (top level): "},
         Hostile{"deep_section", nested(R"({"model": )", 100000, "}"), "  - model: "},
         Hostile{"deep_field", nested(R"({"optim": {"lr": )", 100000, "}}"), "  - optim.lr: "},
         Hostile{"huge_string", R"({"name": ")" + std::string(1 << 20, 'x') + R"("})", "  - name: "},
-        Hostile{"binary", std::string("\x7f" "ELF\x02\x01\x01\x00\x00\xff", 10), "is not valid JSON"},
+        Hostile{"binary",
+                std::string("\x7f"
+                            "ELF\x02\x01\x01\x00\x00\xff",
+                            10),
+                "is not valid JSON"},
         Hostile{"nul_in_string", std::string(R"({"name": "a)") + '\0' + R"(b"})", "is not valid JSON"},
         Hostile{"duplicate_then_wrong", R"({"data": {"views": 2, "views": "two"}})", "  - data.views: \"two\""}),
     [](const auto& info) { return std::string(info.param.name); });

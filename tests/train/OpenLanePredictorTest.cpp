@@ -29,12 +29,13 @@ TEST(OpenLanePredictor, LanesInMetresBoxesInOriginalPixelsSigmoidScores) {
     out.lane_control[1][1][c] = torch::tensor({0.5, 0.5, 0.6}, torch::kFloat64);  // lane 1: the ego origin
   }
   out.te_logits = torch::full({2, Qt, 13}, -3.0, torch::kFloat64);
-  out.te_logits[1][0][4] = 1.5;  // element 0: attribute 4
+  out.te_logits[1][0][4] = 1.5;   // element 0: attribute 4
   out.te_logits[1][1][12] = 0.2;  // element 1: attribute 12
   out.te_logits[1][2][0] = -0.5;
   // Boxes given in original pixels of a 2048 x 1550 front image, taken to the 128 x 64 input
   // exactly as the data pipeline maps labels, then normalised to (cx, cy, w, h).
-  const std::array<std::array<double, 4>, Qt> original{{{400, 300, 800, 700}, {0, 0, 2047, 1549}, {1000.5, 20.25, 1010, 30}}};
+  const std::array<std::array<double, 4>, Qt> original{
+      {{400, 300, 800, 700}, {0, 0, 2047, 1549}, {1000.5, 20.25, 1010, 30}}};
   data::LoaderOptions o;
   o.height = 64;
   o.width = 128;
@@ -43,8 +44,8 @@ TEST(OpenLanePredictor, LanesInMetresBoxesInOriginalPixelsSigmoidScores) {
   for (int64_t j = 0; j < Qt; ++j) {
     const auto& b = original[j];
     const double x1 = m[0] * b[0] + m[1], y1 = m[2] * b[1] + m[3], x2 = m[0] * b[2] + m[1], y2 = m[2] * b[3] + m[3];
-    out.te_boxes[1][j] = torch::tensor({(x1 + x2) / 2 / 128, (y1 + y2) / 2 / 64, (x2 - x1) / 128, (y2 - y1) / 64},
-                                       torch::kFloat64);
+    out.te_boxes[1][j] =
+        torch::tensor({(x1 + x2) / 2 / 128, (y1 + y2) / 2 / 64, (x2 - x1) / 128, (y2 - y1) / 64}, torch::kFloat64);
   }
   out.lclc_logits = torch::randn({2, Ql, Ql}, torch::kFloat64);
   out.lcte_logits = torch::randn({2, Ql, Qt}, torch::kFloat64);

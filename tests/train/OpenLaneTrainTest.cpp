@@ -10,8 +10,8 @@
 
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "data/SynthGenerator.h"
 #include "parallel/Mesh.h"
@@ -21,8 +21,14 @@
 namespace halo::train {
 namespace {
 
-const char* const kKeys[] = {"lc_loss_cls", "lc_loss_bbox", "te_loss_cls", "te_loss_bbox", "te_loss_iou",
-                             "topology_lclc_loss_cls", "topology_lcte_loss_cls", "loss"};
+const char* const kKeys[] = {"lc_loss_cls",
+                             "lc_loss_bbox",
+                             "te_loss_cls",
+                             "te_loss_bbox",
+                             "te_loss_iou",
+                             "topology_lclc_loss_cls",
+                             "topology_lcte_loss_cls",
+                             "loss"};
 
 ExperimentConfig tiny(int sp) {
   ExperimentConfig c;
@@ -65,8 +71,8 @@ void expect_same_losses(const testing::RankHarness& h, const nlohmann::json& wan
         EXPECT_NEAR(a, b, 2e-5 + 2e-4 * std::abs(b)) << "rank " << r << " step " << s << " " << k;
         worst = std::max(worst, std::abs(a - b) / std::max(std::abs(b), 1e-12));
       }
-    std::printf("rank %d: largest relative difference to one process over %zu steps x 8 losses: %.3g\n", r,
-                got.size(), worst);
+    std::printf("rank %d: largest relative difference to one process over %zu steps x 8 losses: %.3g\n", r, got.size(),
+                worst);
   }
 }
 
@@ -135,7 +141,8 @@ TEST(OpenLanePipeline, ShardedStripesAndSingleProcessAgree) {
 }
 
 TEST(OpenLanePipeline, LossFallsOnGeneratedFrames) {
-  const std::filesystem::path root = std::filesystem::temp_directory_path() / ("halo-olv2-" + std::to_string(::getpid()));
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("halo-olv2-" + std::to_string(::getpid()));
   generate(root);
   const nlohmann::json l = train(on_pipeline(root.string(), 1), parallel::Mesh::solo(), 16);
   std::filesystem::remove_all(root);
