@@ -58,3 +58,14 @@ if(HALO_WITH_CUDA)
 else()
   message(STATUS "CUDA path: off (CPU engine only)")
 endif()
+
+# The CUDA runtime alone (no LibTorch) for core modules that only ask about devices (the
+# planner's device capacity): the wheel's libcudart, as above. Empty without CUDA.
+add_library(halo_cuda_runtime INTERFACE)
+add_library(halo::cuda_runtime ALIAS halo_cuda_runtime)
+if(HALO_WITH_CUDA)
+  target_include_directories(halo_cuda_runtime SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_definitions(halo_cuda_runtime INTERFACE HALO_WITH_CUDA)
+  target_link_libraries(halo_cuda_runtime INTERFACE "${_cudart}")
+  target_link_options(halo_cuda_runtime INTERFACE "LINKER:-rpath,${_cudart_dir}")
+endif()

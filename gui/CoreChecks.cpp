@@ -5,26 +5,24 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <torch/cuda.h>
 
 #include "memory/DeviceCapacity.h"
 #include "memory/MemoryPlanner.h"
-#include "model/ConvNeXt.h"
-#include "model/ConvNeXtVariant.h"
-#include "parallel/ShardingCheck.h"
+#include "arch/ConvNeXtVariant.h"
+#include "shard/ShardingCheck.h"
 #include "util/Error.h"
 
 namespace halo::gui {
 
-std::string CoreChecks::before_launch(const train::ExperimentConfig& cfg) {
-  const auto variant = model::find_convnext_variant(cfg.model.arch);
+std::string CoreChecks::before_launch(const config::ExperimentConfig& cfg) {
+  const auto variant = arch::find_convnext_variant(cfg.model.arch);
   if (!variant) return "";
   try {
-    parallel::check_shardable(model::ConvNeXtImpl::layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
+    shard::check_shardable(arch::convnext_layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
   } catch (const util::Error& e) {
     return e.problem() + (e.hint().empty() ? "" : "\n  hint: " + e.hint());
   }
-  if (cfg.parallel.device == "cuda") {
+  if (cfg.parallel.device == config::Device::Cuda) {
     const int n = cuda_devices();
     if (n == 0)
       return "parallel.device is cuda but this machine has no CUDA device\n  hint: set parallel.device to cpu";
@@ -32,11 +30,11 @@ std::string CoreChecks::before_launch(const train::ExperimentConfig& cfg) {
   return "";
 }
 
-int CoreChecks::cuda_devices() { return static_cast<int>(torch::cuda::device_count()); }
+int CoreChecks::cuda_devices() { return memory::cuda_device_count(); }
 
-std::string CoreChecks::devices_text(const train::ExperimentConfig& cfg) {
+std::string CoreChecks::devices_text(const config::ExperimentConfig& cfg) {
   const int world = cfg.world_size();
-  if (cfg.parallel.device == "cuda") {
+  if (cfg.parallel.device == config::Device::Cuda) {
     const int n = cuda_devices();
     std::string ids;
     for (int d = 0; d < n; ++d) ids += (d ? ", " : "") + std::to_string(d);
@@ -48,7 +46,7 @@ std::string CoreChecks::devices_text(const train::ExperimentConfig& cfg) {
                      std::thread::hardware_concurrency());
 }
 
-std::string CoreChecks::variant_names() { return model::convnext_variant_names(); }
+std::string CoreChecks::variant_names() { return arch::convnext_variant_names(); }
 
 namespace {
 
@@ -57,7 +55,7 @@ std::string gib(int64_t b) {
   return mib >= 1024 ? fmt::format("{:.2f} GiB", mib / 1024) : fmt::format("{:.1f} MiB", mib);
 }
 
-std::optional<memory::Prediction> try_predict(const train::ExperimentConfig& cfg) {
+std::optional<memory::Prediction> try_predict(const config::ExperimentConfig& cfg) {
   try {
     return memory::predict(cfg);
   } catch (const std::exception&) {
@@ -67,11 +65,11 @@ std::optional<memory::Prediction> try_predict(const train::ExperimentConfig& cfg
 
 }  // namespace
 
-std::string CoreChecks::prediction_text(const train::ExperimentConfig& cfg) {
+std::string CoreChecks::prediction_text(const config::ExperimentConfig& cfg) {
   const auto p = try_predict(cfg);
   if (!p) return "";
-  std::string out = fmt::format("{} {} (sp={} dp={}, {}), {:.1f} M parameters\n", p->arch, p->strategy, p->sp, p->dp,
-                                p->precision, static_cast<double>(p->parameters) / 1e6);
+  std::string out = fmt::format("{} {} (sp={} dp={}, {}), {:.1f} M parameters\n", p->arch, config::name_of(p->strategy),
+                                p->sp, p->dp, config::name_of(p->precision), static_cast<double>(p->parameters) / 1e6);
   for (const auto& r : p->ranks)
     out += fmt::format("rank {}: peak {}  (weights+grads+optimizer {}, saved activations {}, activation peak {}){}\n",
                        r.rank, gib(r.peak), gib(r.weights + r.gradients + r.optimizer_state), gib(r.saved_activations),
@@ -84,17 +82,17 @@ std::string CoreChecks::prediction_text(const train::ExperimentConfig& cfg) {
   return out;
 }
 
-std::optional<double> CoreChecks::predicted_peak_bytes(const train::ExperimentConfig& cfg) {
+std::optional<double> CoreChecks::predicted_peak_bytes(const config::ExperimentConfig& cfg) {
   const auto p = try_predict(cfg);
   return p ? std::optional<double>(static_cast<double>(p->worst().peak)) : std::nullopt;
 }
 
-std::optional<double> CoreChecks::predicted_step_ms(const train::ExperimentConfig& cfg) {
+std::optional<double> CoreChecks::predicted_step_ms(const config::ExperimentConfig& cfg) {
   const auto p = try_predict(cfg);
   return p ? std::optional<double>(p->time.total_s * 1000) : std::nullopt;
 }
 
-std::optional<double> CoreChecks::device_limit_bytes(const train::ExperimentConfig& cfg) {
+std::optional<double> CoreChecks::device_limit_bytes(const config::ExperimentConfig& cfg) {
   try {
     const auto cap = memory::device_capacity(cfg);
     return cap ? std::optional<double>(static_cast<double>(cap->bytes_per_rank)) : std::nullopt;

@@ -21,7 +21,7 @@
 #include "RunModel.h"
 #include "SetupForm.h"
 #include "StrategyView.h"
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 #include "util/Version.h"
 
 namespace halo::gui {
@@ -109,8 +109,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(strategies_, &StrategyView::message, this, [this](const QString& m) { show_message(m); });
   // Predicted next to measured: core's memory planner for each run's config.
-  auto parsed = [](const nlohmann::json& c) -> std::optional<train::ExperimentConfig> {
-    auto r = train::parse_experiment(c);
+  auto parsed = [](const nlohmann::json& c) -> std::optional<config::ExperimentConfig> {
+    auto r = config::parse_experiment(c);
     return r.problems.empty() ? std::optional(r.config) : std::nullopt;
   };
   strategies_->predict_bytes = [parsed](const nlohmann::json& c) {

@@ -12,7 +12,7 @@
 #include <QProcess>
 #include <QProcessEnvironment>
 
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 
 namespace halo::gui {
 
@@ -54,9 +54,9 @@ bool RunController::start(const nlohmann::json& experiment, const QString& runs_
     emit finished(false, tr("a run is already going (%1); stop it first").arg(run_dir_));
     return false;
   }
-  const train::ConfigResult parsed = train::parse_experiment(experiment);
+  const config::ConfigResult parsed = config::parse_experiment(experiment);
   if (!parsed.problems.empty()) {
-    failure_ = QString::fromStdString("the experiment has problems:\n" + train::describe_problems(parsed.problems));
+    failure_ = QString::fromStdString("the experiment has problems:\n" + config::describe_problems(parsed.problems));
     set_state(State::Failed);
     emit finished(false, failure_);
     return false;
@@ -100,7 +100,7 @@ bool RunController::start(const nlohmann::json& experiment, const QString& runs_
     return false;
   }
   attach(dir, pid);
-  nlohmann::json full = train::to_json(parsed.config);
+  nlohmann::json full = config::to_json(parsed.config);
   full["run_dir"] = dir.toStdString();
   model_->set_config(full);
   return true;

@@ -13,7 +13,7 @@
 #include <QFileInfo>
 
 #include "CoreChecks.h"
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 #include "util/Error.h"
 
 namespace halo::gui {
@@ -133,18 +133,17 @@ QString RunModel::name() const {
 
 QString RunModel::strategy_label() const {
   if (!config_.contains("parallel")) return "?";
-  const std::string s = config_["parallel"].value("strategy", "tp");
-  const int sp = config_["parallel"].value("sp", 1);
-  if (s.rfind("tp", 0) == 0) return QString::fromStdString("tp" + std::to_string(sp) + s.substr(2));
+  const config::ParallelConfig p = config::parse_experiment(config_).config.parallel;
+  const std::string s = config::name_of(p.strategy);
+  if (config::shards(p.strategy)) return QString::fromStdString("tp" + std::to_string(p.sp) + s.substr(2));
   return QString::fromStdString(s);
 }
 
 double RunModel::device_limit_bytes() const {
-  const auto parsed = train::parse_experiment(config_.is_object() ? config_ : nlohmann::json::object());
+  const auto parsed = config::parse_experiment(config_.is_object() ? config_ : nlohmann::json::object());
   if (parsed.problems.empty())
     if (const auto limit = CoreChecks::device_limit_bytes(parsed.config)) return *limit;
-  const bool cuda = config_.contains("parallel") && config_["parallel"].value("device", "cpu") == "cuda";
-  if (cuda) return 0;  // unknown on this machine
+  if (parsed.config.parallel.device == config::Device::Cuda) return 0;  // unknown on this machine
   return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
 }
 

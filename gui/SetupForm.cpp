@@ -21,7 +21,7 @@
 #include <QVBoxLayout>
 
 #include "CoreChecks.h"
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 #include "util/Error.h"
 
 namespace halo::gui {
@@ -59,18 +59,18 @@ QString shown(const json& v) {
 
 SetupForm::SetupForm(QWidget* parent) : QWidget(parent) {
   predict = [](const nlohmann::json& exp) {
-    const std::string text = CoreChecks::prediction_text(train::parse_experiment(exp).config);
+    const std::string text = CoreChecks::prediction_text(config::parse_experiment(exp).config);
     return text.empty() ? tr("the memory planner cannot predict this experiment") : QString::fromStdString(text);
   };
   build();
-  set_experiment(train::to_json(train::ExperimentConfig{}));
+  set_experiment(config::to_json(config::ExperimentConfig{}));
 }
 
 QString SetupForm::experiments_dir() {
   const QString env = qEnvironmentVariable("HALO_EXPERIMENTS");
   if (!env.isEmpty()) return env;
   const QDir app(QCoreApplication::applicationDirPath());
-  for (const QString& rel : {"../../experiments", "../share/halo/experiments", "../experiments", "experiments"})
+  for (const char* rel : {"../../experiments", "../share/halo/experiments", "../experiments", "experiments"})
     if (QFileInfo(app.filePath(rel)).isDir()) return QDir(app.filePath(rel)).absolutePath();
   return QDir("experiments").absolutePath();
 }
@@ -83,6 +83,18 @@ QSpinBox* SetupForm::add_spin(const QString& path, int lo, int hi) {
   fields_[path] = s;
   return s;
 }
+
+namespace {
+
+// A combo box's items: the spellings of one of the experiment's enums.
+template <class E>
+QStringList choices() {
+  QStringList out;
+  for (std::string_view n : config::names<E>()) out << QString::fromUtf8(n.data(), static_cast<qsizetype>(n.size()));
+  return out;
+}
+
+}  // namespace
 
 QComboBox* SetupForm::add_combo(const QString& path, const QStringList& items, bool editable) {
   auto* c = new QComboBox(this);
@@ -121,7 +133,7 @@ void SetupForm::build() {
   QFormLayout *fg, *fd, *fp, *fo, *ft;
   auto* general = group(tr("Task and model"), fg);
   fg->addRow(tr("Name"), add_line("name"));
-  fg->addRow(tr("Task"), add_combo("task", {"convnext", "openlanev2"}));
+  fg->addRow(tr("Task"), add_combo("task", choices<config::Task>()));
   QStringList archs = QString::fromStdString(CoreChecks::variant_names()).split(", ", Qt::SkipEmptyParts);
   archs << "resnet18";
   fg->addRow(tr("Architecture"), add_combo("model.arch", archs, true));
@@ -129,7 +141,7 @@ void SetupForm::build() {
   fg->addRow(tr("Drop path"), add_line("model.drop_path"));
 
   auto* data = group(tr("Data"), fd);
-  fd->addRow(tr("Source"), add_combo("data.source", {"synthetic", "openlanev2"}));
+  fd->addRow(tr("Source"), add_combo("data.source", choices<config::DataSource>()));
   auto* root_row = new QHBoxLayout;
   root_row->addWidget(add_line("data.root"), 1);
   browse_ = new QPushButton(tr("Browse…"), this);
@@ -142,19 +154,19 @@ void SetupForm::build() {
   fd->addRow(tr("Loader workers"), add_spin("data.workers", 0, 1024));
 
   auto* par = group(tr("Parallelism and memory"), fp);
-  fp->addRow(tr("Strategy"), add_combo("parallel.strategy", {"none", "checkpoint", "tp", "tp+checkpoint"}));
+  fp->addRow(tr("Strategy"), add_combo("parallel.strategy", choices<config::Strategy>()));
   fp->addRow(tr("sp (width shards)"), add_spin("parallel.sp", 0, 1024));
   fp->addRow(tr("dp (data parallel)"), add_spin("parallel.dp", 0, 1024));
-  fp->addRow(tr("Checkpoint level"), add_combo("parallel.checkpoint_level", {"block", "stage"}));
-  fp->addRow(tr("Backend"), add_combo("parallel.backend", {"auto", "gloo", "nccl"}));
-  fp->addRow(tr("Device"), add_combo("parallel.device", {"cpu", "cuda"}));
+  fp->addRow(tr("Checkpoint level"), add_combo("parallel.checkpoint_level", choices<config::CheckpointLevel>()));
+  fp->addRow(tr("Backend"), add_combo("parallel.backend", choices<config::Backend>()));
+  fp->addRow(tr("Device"), add_combo("parallel.device", choices<config::Device>()));
   fp->addRow(tr("Threads per rank"), add_spin("parallel.threads_per_rank", 0, 1024));
   devices_ = new QLabel(this);
   devices_->setWordWrap(true);
   fp->addRow(tr("Devices"), devices_);
 
   auto* opt = group(tr("Optimizer and schedule"), fo);
-  fo->addRow(tr("Optimizer"), add_combo("optim.name", {"adamw", "sgd", "lamb"}));
+  fo->addRow(tr("Optimizer"), add_combo("optim.name", choices<config::OptimizerKind>()));
   fo->addRow(tr("Learning rate"), add_line("optim.lr"));
   fo->addRow(tr("Weight decay"), add_line("optim.weight_decay"));
   fo->addRow(tr("Momentum (sgd)"), add_line("optim.momentum"));
@@ -170,7 +182,7 @@ void SetupForm::build() {
 
   auto* train = group(tr("Training"), ft);
   ft->addRow(tr("Accumulation"), add_spin("train.accumulation", 0, 65536));
-  ft->addRow(tr("Precision"), add_combo("train.precision", {"fp32", "bf16", "fp16"}));
+  ft->addRow(tr("Precision"), add_combo("train.precision", choices<config::Precision>()));
   ft->addRow(tr("Seed"), add_line("train.seed"));
   ft->addRow(tr("Log every"), add_spin("train.log_every", 0, 1'000'000'000));
   ft->addRow(tr("Checkpoint every (0: end)"), add_spin("train.checkpoint_every", 0, 1'000'000'000));
@@ -226,7 +238,7 @@ void SetupForm::build() {
     const QString d = QFileDialog::getExistingDirectory(this, tr("OpenLane-V2 data folder"), line("data.root")->text());
     if (!d.isEmpty()) {
       line("data.root")->setText(d);
-      combo("data.source")->setCurrentText("openlanev2");
+      combo("data.source")->setCurrentText(QString::fromStdString(config::name_of(config::DataSource::OpenLaneV2)));
     }
   });
   connect(launch_, &QPushButton::clicked, this, [this] {
@@ -259,7 +271,7 @@ void SetupForm::set_experiment(const json& experiment) {
   base_ = experiment.is_object() ? experiment : json::object();
   base_.erase("run_dir");  // a new run gets its own folder
   // Missing fields show their defaults.
-  json full = train::to_json(train::parse_experiment(base_).config);
+  json full = config::to_json(config::parse_experiment(base_).config);
   full.merge_patch(base_);
   for (auto& [path, w] : fields_) {
     const json* v = at_path(full, path, false);
@@ -326,8 +338,8 @@ QString SetupForm::problems_text() const { return valid_ ? QString() : problems_
 void SetupForm::validate() {
   if (filling_) return;
   const json exp = experiment();
-  const train::ConfigResult r = train::parse_experiment(exp);
-  std::string text = train::describe_problems(r.problems);
+  const config::ConfigResult r = config::parse_experiment(exp);
+  std::string text = config::describe_problems(r.problems);
   if (r.problems.empty()) text = CoreChecks::before_launch(r.config);
   const bool ok = text.empty();
   std::string notes = text;
@@ -337,7 +349,7 @@ void SetupForm::validate() {
                       : tr("<span style='color:#c33'>%1 problem(s): fix them to launch.</span>")
                             .arg(std::max<size_t>(1, r.problems.size())));
   devices_->setText(QString::fromStdString(CoreChecks::devices_text(r.config)));
-  const bool source_files = combo("data.source")->currentText() == "openlanev2";
+  const bool source_files = r.config.data.source == config::DataSource::OpenLaneV2;
   line("data.root")->setEnabled(source_files);
   browse_->setEnabled(source_files);
   predicted_->setText(!ok ? tr("(fix the problems first)") : predict ? predict(exp) : QString());

@@ -17,6 +17,7 @@
 #include "RunController.h"
 #include "RunModel.h"
 #include "SeriesColor.h"
+#include "config/Enums.h"
 
 namespace halo::gui {
 
@@ -84,14 +85,15 @@ std::vector<json> StrategyView::variants(const json& experiment) {
   const int sp = experiment.contains("parallel") ? experiment["parallel"].value("sp", 2) : 2;
   const int n = sp > 1 ? sp : 2;
   std::vector<json> out;
-  const std::pair<const char*, int> strategies[] = {{"none", 1}, {"checkpoint", 1}, {"tp", n}, {"tp+checkpoint", n}};
-  for (const auto& [strategy, ranks] : strategies) {
+  using config::Strategy;
+  for (const Strategy strategy : {Strategy::None, Strategy::Checkpoint, Strategy::Tp, Strategy::TpCheckpoint}) {
+    const int ranks = config::shards(strategy) ? n : 1;
     json v = experiment;
-    v["parallel"]["strategy"] = strategy;
+    v["parallel"]["strategy"] = config::name_of(strategy);
     v["parallel"]["sp"] = ranks;
-    const std::string label = std::string(strategy) == "tp"              ? "tp" + std::to_string(n)
-                              : std::string(strategy) == "tp+checkpoint" ? "tp" + std::to_string(n) + "-checkpoint"
-                                                                         : strategy;
+    const std::string label = !config::shards(strategy)
+                                  ? config::name_of(strategy)
+                                  : "tp" + std::to_string(n) + (config::checkpoints(strategy) ? "-checkpoint" : "");
     v["name"] = experiment.value("name", "experiment") + "-" + label;
     v.erase("run_dir");
     out.push_back(std::move(v));
@@ -194,12 +196,14 @@ void StrategyView::redraw() {
       rank_bars[k]->addData(x, peak / MiB);
       ymax = std::max(ymax, peak / MiB);
     }
-    const auto pb = predict_bytes ? predict_bytes(run.config()) : std::nullopt;
+    std::optional<double> pb;
+    if (predict_bytes) pb = predict_bytes(run.config());
     if (pb) pred->addData(x, *pb / MiB), ymax = std::max(ymax, *pb / MiB);
     const double ms = run.mean_step_ms(0);
     t_meas->addData(x, ms);
     tmax = std::max(tmax, ms);
-    const auto pm = predict_ms ? predict_ms(run.config()) : std::nullopt;
+    std::optional<double> pm;
+    if (predict_ms) pm = predict_ms(run.config());
     if (pm) t_pred->addData(x, *pm), tmax = std::max(tmax, *pm);
     const int row = static_cast<int>(i);
     table_->setItem(row, 0, new QTableWidgetItem(run.strategy_label()));

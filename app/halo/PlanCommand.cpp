@@ -11,7 +11,8 @@
 
 #include "Commands.h"
 #include "memory/StrategyPlanner.h"
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
+#include "launch/CpuRates.h"
 
 namespace halo::app {
 
@@ -50,8 +51,9 @@ nlohmann::json rank_json(const memory::RankPrediction& r) {
 
 void print_detail(const memory::Prediction& p) {
   const memory::RankPrediction& r = p.worst();
-  std::printf("%s, %s (%s), sp=%d dp=%d, %s, %s: rank %d of %d\n", p.arch.c_str(), p.strategy.c_str(),
-              p.checkpoint_level.c_str(), p.sp, p.dp, p.precision.c_str(),
+  std::printf("%s, %s (%s), sp=%d dp=%d, %s, %s: rank %d of %d\n", p.arch.c_str(),
+              config::name_of(p.strategy).c_str(), config::checkpoint_label(p.checkpoint).c_str(), p.sp, p.dp,
+              config::name_of(p.precision).c_str(),
               p.device == memory::DeviceKind::Cuda ? "cuda" : "cpu", r.rank, p.sp);
   std::printf("  %-34s %10s %8s %12s %12s\n", "layer", "out shape", "halo", "saved MiB", "bwd+ MiB");
   for (const auto& l : r.layers)
@@ -95,7 +97,7 @@ void add_plan_commands(CLI::App& app) {
   plan->add_flag("--detail", a->detail, "also print the experiment's own setup layer by layer");
   plan->add_flag("--json", a->json, "print JSON");
   plan->callback([a]() {
-    const train::ExperimentConfig cfg = train::load_experiment(a->experiment, a->overrides);
+    const config::ExperimentConfig cfg = config::load_experiment(a->experiment, a->overrides);
     std::vector<int> devices;
     if (a->devices.empty()) devices.push_back(cfg.world_size());
     std::stringstream in(a->devices);
@@ -107,7 +109,7 @@ void add_plan_commands(CLI::App& app) {
       if (n < 1 || n > 1024) throw CLI::ValidationError("--devices", "'" + s + "' is not a device count (1..1024)");
       devices.push_back(n);
     }
-    const bool cuda = cfg.parallel.device == "cuda";
+    const bool cuda = cfg.parallel.device == config::Device::Cuda;
     if (cuda && a->calibrate)
       throw CLI::ValidationError("--calibrate",
                                  "times this CPU; a cuda experiment is planned with the stored GPU rates");
@@ -118,7 +120,7 @@ void add_plan_commands(CLI::App& app) {
         : cuda             ? int64_t{80} << 30
                            : static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / max_devices;
     const memory::MachineRates rates =
-        a->calibrate ? memory::measure_cpu_rates(cfg.parallel.threads_per_rank)
+        a->calibrate ? launch::measure_cpu_rates(cfg.parallel.threads_per_rank)
                      : memory::stored_rates(cuda ? memory::DeviceKind::Cuda : memory::DeviceKind::Cpu);
     const memory::PlanResult r = memory::plan_setups(cfg, devices, budget, rates);
     const memory::Prediction own = memory::predict(cfg, rates);
@@ -134,8 +136,8 @@ void add_plan_commands(CLI::App& app) {
         j["setups"].push_back({{"devices", row.devices},
                                {"sp", row.sp},
                                {"dp", row.dp},
-                               {"strategy", row.strategy},
-                               {"checkpoint_level", row.checkpoint_level},
+                               {"strategy", config::name_of(row.strategy)},
+                               {"checkpoint_level", config::checkpoint_label(row.checkpoint)},
                                {"label", row.label},
                                {"peak_bytes", row.peak},
                                {"reserved_bytes", row.reserved},
@@ -150,7 +152,7 @@ void add_plan_commands(CLI::App& app) {
                                                         fmt::format(" on {} device(s)", r.rows[*r.recommended].devices))
                                        : nlohmann::json(nullptr);
       j["experiment_setup"] = {
-          {"strategy", own.strategy}, {"sp", own.sp}, {"dp", own.dp}, {"step_s", own.time.total_s}};
+          {"strategy", config::name_of(own.strategy)}, {"sp", own.sp}, {"dp", own.dp}, {"step_s", own.time.total_s}};
       for (const auto& rank : own.ranks) j["experiment_setup"]["ranks"].push_back(rank_json(rank));
       std::printf("%s\n", j.dump(2).c_str());
       return;
@@ -158,7 +160,7 @@ void add_plan_commands(CLI::App& app) {
     if (a->detail) print_detail(own);
     std::printf("%s: %s on %ld x (3, %ld, %ld), %s, %s, budget %.2f GiB per rank\n", a->experiment.c_str(),
                 cfg.model.arch.c_str(), static_cast<long>(cfg.data.batch * cfg.data.views),
-                static_cast<long>(cfg.data.height), static_cast<long>(cfg.data.width), cfg.train.precision.c_str(),
+                static_cast<long>(cfg.data.height), static_cast<long>(cfg.data.width), config::name_of(cfg.train.precision).c_str(),
                 cuda ? "cuda" : "cpu", static_cast<double>(budget) / GiB);
     std::printf("%7s  %-26s %4s %4s %14s %12s %10s  %s\n", "devices", "setup", "sp", "dp", "peak GiB/rank",
                 cuda ? "reserved GiB" : "", "rel. time", "fits");
@@ -183,8 +185,8 @@ void add_plan_commands(CLI::App& app) {
       const auto& best = r.rows[*r.recommended];
       std::printf(
           "\nrecommended: %s on %d device(s): parallel.strategy=%s parallel.sp=%d parallel.dp=%d%s\n",
-          best.label.c_str(), best.devices, best.strategy.c_str(), best.sp, best.dp,
-          best.checkpoint_level != "none" ? (" parallel.checkpoint_level=" + best.checkpoint_level).c_str() : "");
+          best.label.c_str(), best.devices, config::name_of(best.strategy).c_str(), best.sp, best.dp,
+          best.checkpoint ? (" parallel.checkpoint_level=" + config::name_of(*best.checkpoint)).c_str() : "");
     } else {
       std::printf(
           "\nnothing fits in %.2f GiB per rank: add devices (--devices), lower data.height/width or data.batch, "

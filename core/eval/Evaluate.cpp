@@ -30,12 +30,6 @@ struct FrameData {
   Matrix lane_dist, element_dist;
 };
 
-std::vector<double> lane_confidences(const FramePrediction& p) {
-  std::vector<double> c;
-  for (const auto& l : p.lanes) c.push_back(l.confidence);
-  return c;
-}
-
 // AP at one threshold over all frames for the objects `keep` selects; per-frame matches out.
 template <class Keep>
 float detection_ap(const std::vector<FrameData>& frames, bool lanes, double threshold, Keep keep,

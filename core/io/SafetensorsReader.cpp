@@ -176,22 +176,24 @@ class Reader {
       }
     }
     const json& off = v.at("data_offsets");
-    auto begin = off.is_array() && off.size() == 2 ? as_uint(off[0]) : std::nullopt;
-    auto end = off.is_array() && off.size() == 2 ? as_uint(off[1]) : std::nullopt;
-    if (!begin || !end) {
+    const bool pair = off.is_array() && off.size() == 2;
+    const std::optional<uint64_t> begin_opt = pair ? as_uint(off[0]) : std::nullopt;
+    const std::optional<uint64_t> end_opt = pair ? as_uint(off[1]) : std::nullopt;
+    if (!begin_opt || !end_opt) {
       bad_tensor(name, fmt::format("field 'data_offsets' {} is not two non-negative integers", clip(off.dump())));
     }
-    if (*begin > *end) bad_tensor(name, fmt::format("data_offsets [{}, {}] end before they begin", *begin, *end));
-    if (*end > data_size_) {
-      bad_tensor(name, fmt::format("data_offsets [{}, {}] reach past the end of the data ({} bytes)", *begin, *end,
-                                   data_size_));
+    const uint64_t begin = begin_opt.value_or(0), end = end_opt.value_or(0);  // present (bad_tensor throws)
+    if (begin > end) bad_tensor(name, fmt::format("data_offsets [{}, {}] end before they begin", begin, end));
+    if (end > data_size_) {
+      bad_tensor(
+          name, fmt::format("data_offsets [{}, {}] reach past the end of the data ({} bytes)", begin, end, data_size_));
     }
-    if (*end - *begin != nbytes) {
+    if (end - begin != nbytes) {
       bad_tensor(name, fmt::format("shape {} of {} needs {} bytes but data_offsets [{}, {}] hold {}",
-                                   clip(shape.dump()), dtype_name(*dtype), nbytes, *begin, *end, *end - *begin));
+                                   clip(shape.dump()), dtype_name(*dtype), nbytes, begin, end, end - begin));
     }
-    e.begin = *begin;
-    e.end = *end;
+    e.begin = begin;
+    e.end = end;
     return e;
   }
 

@@ -86,7 +86,7 @@ void run_comm_bench_rank(const CommBenchOptions& o, bool overlap, const std::str
   // Halo traffic per conv_dw layer: gather + scatter round trips of the real shapes.
   for (size_t b = 0; b < stage->blocks->size(); ++b) {
     const auto& conv = *stage->blocks->at<model::ConvNeXtBlockImpl>(b).conv_dw;
-    const parallel::HaloPlan plan = parallel::make_halo_plan(x.part, conv.spec().along_w(), mesh->rank(), "conv_dw");
+    const shard::HaloPlan plan = shard::make_halo_plan(x.part, conv.spec().along_w(), mesh->rank(), "conv_dw");
     int64_t cols = 0;
     for (const auto& t : plan.sends) cols += t.columns.size();
     const auto [from_left, from_right] = plan.peer_columns();

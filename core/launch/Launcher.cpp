@@ -23,9 +23,9 @@
 #include "memory/DeviceCapacity.h"
 #include "model/ConvNeXt.h"
 #include "parallel/Rendezvous.h"
-#include "parallel/ShardingCheck.h"
+#include "shard/ShardingCheck.h"
 #include "store/HistoryDb.h"
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 #include "util/Error.h"
 
 namespace halo::launch {
@@ -58,7 +58,7 @@ std::optional<std::string> latest_checkpoint(const fs::path& run_dir) {
 
 // Everything about the experiment that must hold before any process starts; returns the
 // number of ranks on this node.
-int check_before_launch(train::ExperimentConfig& cfg, int nproc, const NodePlacement& nodes) {
+int check_before_launch(config::ExperimentConfig& cfg, int nproc, const NodePlacement& nodes) {
   const int world = cfg.world_size();
   if (!nodes.multi_node() && nproc > 0 && nproc != world)
     throw util::Error(fmt::format("--nproc {} does not match parallel.sp x parallel.dp = {} x {} = {}", nproc,
@@ -74,8 +74,8 @@ int check_before_launch(train::ExperimentConfig& cfg, int nproc, const NodePlace
                     nproc, nodes.nnodes * nproc, cfg.parallel.sp, cfg.parallel.dp, world),
         fmt::format("drop --nproc (then sp x dp / nnodes ranks run per node), or use --set parallel.dp={}",
                     nodes.nnodes * nproc / std::max(1, cfg.parallel.sp)));
-  auto variant = model::find_convnext_variant(cfg.model.arch);
-  if (variant) parallel::check_shardable(model::ConvNeXtImpl::layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
+  auto variant = arch::find_convnext_variant(cfg.model.arch);
+  if (variant) shard::check_shardable(arch::convnext_layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
   return nodes.multi_node() && nproc == 0 ? world / nodes.nnodes : (nproc > 0 ? nproc : world);
 }
 
@@ -128,12 +128,12 @@ std::string eta(double seconds) {
 
 LaunchResult run_launch(const LaunchOptions& o) {
   LaunchResult res;
-  train::ExperimentConfig cfg;
+  config::ExperimentConfig cfg;
   std::string resume_from;
   fs::path run_dir;
   if (!o.resume_dir.empty()) {
     run_dir = o.resume_dir;
-    cfg = train::load_experiment((run_dir / "config.json").string(), o.overrides);
+    cfg = config::load_experiment((run_dir / "config.json").string(), o.overrides);
     auto ckpt = latest_checkpoint(run_dir);
     if (!ckpt)
       throw util::Error(fmt::format("run folder {} has no checkpoint to resume from", run_dir.string()),
@@ -141,7 +141,7 @@ LaunchResult run_launch(const LaunchOptions& o) {
     resume_from = *ckpt;
   } else {
     std::vector<std::string> warnings;
-    cfg = train::load_experiment(o.experiment, o.overrides, &warnings);
+    cfg = config::load_experiment(o.experiment, o.overrides, &warnings);
     for (const auto& w : warnings) std::fprintf(stderr, "halo: warning: %s\n", w.c_str());
     run_dir = cfg.run_dir.empty() ? fs::path(o.runs_root) / fmt::format("{}-{}", cfg.name, timestamp())
                                   : fs::path(cfg.run_dir);
@@ -170,8 +170,8 @@ LaunchResult run_launch(const LaunchOptions& o) {
   // Run history, opened once the folder is ours: node 0's launcher is its only writer.
   std::optional<store::HistoryDb> history;
   if (nodes.node_rank == 0) history.emplace(db_path, store::HistoryDb::Mode::Write);
-  { std::ofstream(run_dir / "config.json") << train::to_json(cfg).dump(2) << "\n"; }
-  const int64_t run_id = history ? history->begin_run(train::to_json(cfg), run_dir.string()) : 0;
+  { std::ofstream(run_dir / "config.json") << config::to_json(cfg).dump(2) << "\n"; }
+  const int64_t run_id = history ? history->begin_run(config::to_json(cfg), run_dir.string()) : 0;
 
   const int world = cfg.world_size();
   std::unique_ptr<parallel::LocalStoreServer> server;
@@ -196,7 +196,7 @@ LaunchResult run_launch(const LaunchOptions& o) {
                  first_rank, first_rank + nlocal - 1, nodes.master_addr.c_str(), port,
                  nodes.node_rank == 0 ? " (hosted here, listening on all interfaces)" : "");
   std::fprintf(stderr, "halo: run %s: %d rank(s), %s, %s, sp=%d dp=%d%s\n", run_dir.c_str(), world,
-               cfg.model.arch.c_str(), cfg.parallel.strategy.c_str(), cfg.parallel.sp, cfg.parallel.dp,
+               cfg.model.arch.c_str(), config::name_of(cfg.parallel.strategy).c_str(), cfg.parallel.sp, cfg.parallel.dp,
                resume_from.empty() ? "" : (" resuming from " + resume_from).c_str());
 
   std::ofstream events(run_dir / "events.jsonl", std::ios::app);

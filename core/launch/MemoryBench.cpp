@@ -10,20 +10,20 @@
 
 #include "launch/Launcher.h"
 #include "memory/MemoryPlanner.h"
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 #include "util/Error.h"
 
 namespace halo::launch {
 
 namespace fs = std::filesystem;
 
-std::pair<std::string, int> parse_strategy(const std::string& s) {
-  if (s == "none" || s == "checkpoint") return {s, 1};
+std::pair<config::Strategy, int> parse_strategy(const std::string& s) {
+  if (s == "none" || s == "checkpoint") return {*config::from_string<config::Strategy>(s), 1};
   const bool ckpt = s.size() > 11 && s.substr(s.size() - 11) == "+checkpoint";
   const std::string head = ckpt ? s.substr(0, s.size() - 11) : s;
   if (head.rfind("tp", 0) == 0 && head.size() > 2 && head.find_first_not_of("0123456789", 2) == std::string::npos) {
     const int n = std::stoi(head.substr(2));
-    if (n >= 2 && n <= 64) return {ckpt ? "tp+checkpoint" : "tp", n};
+    if (n >= 2 && n <= 64) return {config::make_strategy(true, ckpt), n};
   }
   throw util::Error(fmt::format("strategy '{}' is unknown", s),
                     "use none, checkpoint, tpN or tpN+checkpoint (N = 2..64), e.g. tp4+checkpoint");
@@ -41,12 +41,12 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
     lo.overrides = o.overrides;
     const std::string run_dir = (root / s).string();
     for (const std::string& kv :
-         std::vector<std::string>{"parallel.strategy=" + strategy, fmt::format("parallel.sp={}", sp), "parallel.dp=1",
+         std::vector<std::string>{"parallel.strategy=" + config::name_of(strategy), fmt::format("parallel.sp={}", sp), "parallel.dp=1",
                                   fmt::format("schedule.steps={}", o.steps), "schedule.warmup_steps=0",
                                   "train.checkpoint_every=0", "run_dir=" + run_dir})
       lo.overrides.push_back(kv);
     lo.progress = false;
-    const memory::Prediction predicted = memory::predict(train::load_experiment(o.experiment, lo.overrides));
+    const memory::Prediction predicted = memory::predict(config::load_experiment(o.experiment, lo.overrides));
     std::fprintf(stderr, "bench memory: %s (%d rank%s) ...\n", s.c_str(), sp, sp > 1 ? "s" : "");
     LaunchResult r = run_launch(lo);
     if (r.exit_code != 0) throw util::Error(fmt::format("bench memory: strategy {} failed: {}", s, r.failure));
@@ -60,6 +60,7 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
       auto& row = per_rank.at(static_cast<size_t>(rank));
       const auto& m = j["memory"];
       row.strategy = s;
+      row.kind = strategy;
       row.sp = sp;
       row.rank = rank;
       row.total_peak = std::max(row.total_peak, m["peak"].get<double>());
@@ -82,7 +83,7 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
   }
   const MemoryBenchRow* none = nullptr;
   for (const auto& r : rows)
-    if (r.strategy == "none") none = &r;
+    if (r.kind == config::Strategy::None) none = &r;
   if (none)
     for (auto& r : rows) {
       r.activation_ratio = r.activation_peak / std::max(1.0, none->activation_peak);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "config/Enums.h"
+
 namespace halo::launch {
 
 struct MemoryBenchOptions {
@@ -15,7 +17,8 @@ struct MemoryBenchOptions {
 };
 
 struct MemoryBenchRow {
-  std::string strategy;
+  std::string strategy;  // the label asked for: "tp4+checkpoint"
+  config::Strategy kind = config::Strategy::None;
   int sp = 1;
   int rank = 0;
   double activation_peak = 0;  // bytes: peak during the step minus live bytes at its start
@@ -31,7 +34,7 @@ struct MemoryBenchRow {
 
 std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o);
 
-// "tp4+checkpoint" -> {strategy "tp+checkpoint", sp 4}; util::Error on anything else.
-std::pair<std::string, int> parse_strategy(const std::string& s);
+// "tp4+checkpoint" -> {Strategy::TpCheckpoint, sp 4}; util::Error on anything else.
+std::pair<config::Strategy, int> parse_strategy(const std::string& s);
 
 }  // namespace halo::launch

@@ -13,7 +13,7 @@
 #include "parallel/GradSync.h"
 #include "parallel/Mesh.h"
 #include "parallel/Rendezvous.h"
-#include "parallel/ShardingCheck.h"
+#include "shard/ShardingCheck.h"
 #include "util/Error.h"
 
 namespace halo::launch {
@@ -33,7 +33,7 @@ torch::Dtype dtype_of(const VerifyOptions& o) { return o.dtype == "float64" ? to
 
 model::ConvNeXt build_model(const VerifyOptions& o) {
   torch::manual_seed(o.seed);
-  model::ConvNeXt m(*model::find_convnext_variant(o.arch), o.num_classes, o.input[1]);
+  model::ConvNeXt m(*arch::find_convnext_variant(o.arch), o.num_classes, o.input[1]);
   m->to(dtype_of(o));
   // Layer scale starts at 1e-6 in timm; verify with O(1) scales so every path carries signal.
   torch::NoGradGuard no_grad;
@@ -62,10 +62,10 @@ double rel_error(const torch::Tensor& got, const torch::Tensor& want) {
 
 void validate(const VerifyOptions& o) {
   std::vector<std::string> problems;
-  auto variant = model::find_convnext_variant(o.arch);
+  auto variant = arch::find_convnext_variant(o.arch);
   if (!variant)
     problems.push_back(
-        fmt::format("--arch '{}' is unknown; choose one of: {}", o.arch, model::convnext_variant_names()));
+        fmt::format("--arch '{}' is unknown; choose one of: {}", o.arch, arch::convnext_variant_names()));
   for (int i = 0; i < 4; ++i)
     if (o.input[i] < 1) problems.push_back(fmt::format("--input {} must be positive (got {})", "VCHW"[i], o.input[i]));
   if (o.sp < 1) problems.push_back(fmt::format("--sp must be >= 1 (got {})", o.sp));
@@ -81,7 +81,7 @@ void validate(const VerifyOptions& o) {
     throw util::Error("halo verify: invalid options:" + all);
   }
   model::ConvNeXt m(*variant, 1, o.input[1]);
-  parallel::check_shardable(m->layer_windows(), o.input[3], o.sp);
+  shard::check_shardable(m->layer_windows(), o.input[3], o.sp);
 }
 
 std::vector<std::string> verify_rank_args(const VerifyOptions& o, const std::string& out_dir) {
@@ -155,7 +155,7 @@ VerifyReport run_verify(const VerifyOptions& o) {
     ts.push_back(t);
   }
   torch::Tensor x = torch::cat(xs).requires_grad_(true);
-  ShardedTensor xs1{x, parallel::even_partition(x.size(3), 1), parallel::Communicator::solo()};
+  ShardedTensor xs1{x, shard::even_partition(x.size(3), 1), parallel::Communicator::solo()};
   torch::Tensor logits = m->forward(xs1);
   torch::Tensor target = torch::cat(ts);
   torch::Tensor loss = (logits - target).pow(2).mean();

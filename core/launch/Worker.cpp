@@ -28,7 +28,7 @@
 #include "io/AtomicFile.h"
 #include "parallel/Mesh.h"
 #include "parallel/Rendezvous.h"
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 #include "train/OpenLaneTask.h"
 #include "train/Trainer.h"
 #include "util/Error.h"
@@ -46,12 +46,12 @@ void emit(nlohmann::json j) {
   std::fflush(stdout);
 }
 
-train::ExperimentConfig read_config(const std::string& run_dir) {
+config::ExperimentConfig read_config(const std::string& run_dir) {
   const std::string path = run_dir + "/config.json";
   std::ifstream in(path);
   if (!in) throw util::Error("cannot read " + path, "the launcher writes it; start runs with `halo launch`");
-  auto result = train::parse_experiment(nlohmann::json::parse(in));
-  if (!result.problems.empty()) throw util::Error(path + ":\n" + train::describe_problems(result.problems));
+  auto result = config::parse_experiment(nlohmann::json::parse(in));
+  if (!result.problems.empty()) throw util::Error(path + ":\n" + config::describe_problems(result.problems));
   return result.config;
 }
 
@@ -101,12 +101,12 @@ int run_worker(const WorkerOptions& o) {
       throw util::Error("halo worker needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT",
                         "start it with `halo launch`");
     rank = world->rank;
-    const train::ExperimentConfig cfg = read_config(o.run_dir);
+    const config::ExperimentConfig cfg = read_config(o.run_dir);
     torch::set_num_threads(cfg.parallel.threads_per_rank);
     const auto collective_timeout = std::chrono::seconds(env_long("HALO_COLLECTIVE_TIMEOUT", 1, 86400 * 7, 300));
     const auto join_timeout = std::max(collective_timeout, std::chrono::seconds(300));  // ranks start unevenly
     auto store = parallel::connect_store(*world, join_timeout);
-    const bool nccl = cfg.parallel.device == "cuda" && cfg.parallel.backend != "gloo";
+    const bool nccl = cfg.parallel.device == config::Device::Cuda && cfg.parallel.backend != config::Backend::Gloo;
     mesh = std::make_shared<parallel::Mesh>(*world, store, parallel::MeshShape{cfg.parallel.dp, cfg.parallel.sp},
                                             nccl ? parallel::BackendKind::Nccl : parallel::BackendKind::Gloo,
                                             collective_timeout);
@@ -150,7 +150,7 @@ int run_worker(const WorkerOptions& o) {
             {"rank", rank},
             {"step", step},
             {"steps_trained", done},
-            {"split", cfg.data.eval_split},
+            {"split", config::name_of(cfg.data.eval_split)},
             {"DET_l", e.scores.det_l},
             {"DET_t", e.scores.det_t},
             {"TOP_ll", e.scores.top_ll},

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "model/ConvNeXt.h"
-#include "parallel/HaloPlan.h"
-#include "parallel/ShardingCheck.h"
+#include "arch/ConvNeXtVariant.h"
+#include "shard/HaloPlan.h"
+#include "shard/ShardingCheck.h"
 
 namespace halo::memory {
 
@@ -27,8 +27,8 @@ struct ConvGeometry {
   int64_t halo_left = 0, halo_right = 0, peer_cols = 0, sent_cols = 0;
 };
 
-ConvGeometry geometry(const parallel::Partition& in, const parallel::Window& w, int rank) {
-  const parallel::HaloPlan plan = parallel::make_halo_plan(in, w, rank);
+ConvGeometry geometry(const shard::Partition& in, const shard::Window& w, int rank) {
+  const shard::HaloPlan plan = shard::make_halo_plan(in, w, rank);
   ConvGeometry g;
   g.in_cols = plan.owned.size();
   g.out_cols = plan.outputs.size();
@@ -159,21 +159,21 @@ class Builder {
   bool half_;
 };
 
-int64_t out_height(int64_t h, const parallel::Window& w) { return (h + 2 * w.padding - w.reach()) / w.stride + 1; }
+int64_t out_height(int64_t h, const shard::Window& w) { return (h + 2 * w.padding - w.reach()) / w.stride + 1; }
 
 }  // namespace
 
 std::vector<LayerMemory> activation_layers(const ActivationInput& in) {
-  const auto windows = model::ConvNeXtImpl::layer_windows(in.variant);
-  const auto parts = parallel::check_shardable(windows, in.width, in.sp);  // util::Error when it cannot shard
+  const auto windows = arch::convnext_layer_windows(in.variant);
+  const auto parts = shard::check_shardable(windows, in.width, in.sp);  // util::Error when it cannot shard
   const Builder b(in);
   const auto& v = in.variant;
   std::vector<LayerMemory> out;
-  parallel::Partition part = parallel::even_partition(in.width, in.sp);
+  shard::Partition part = shard::even_partition(in.width, in.sp);
   int64_t h = in.height, stream_bytes = 4;
   for (size_t i = 0; i < windows.size(); ++i) {
     const std::string& name = windows[i].name;
-    const parallel::Window& w = windows[i].window;
+    const shard::Window& w = windows[i].window;
     const ConvGeometry g = geometry(part, w, in.rank);
     const int64_t h_out = out_height(h, w);
     if (name == "stem.0") {

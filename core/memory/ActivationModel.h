@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model/ConvNeXtVariant.h"
+#include "arch/ConvNeXtVariant.h"
 
 namespace halo::memory {
 
@@ -15,7 +15,7 @@ namespace halo::memory {
 enum class DeviceKind { Cpu, Cuda };
 
 struct ActivationInput {
-  model::ConvNeXtVariant variant;
+  arch::ConvNeXtVariant variant;
   int64_t images = 1;  // N * V: every view is one image through the backbone
   int64_t height = 64, width = 256;
   int sp = 1, rank = 0;

@@ -15,9 +15,17 @@
 
 namespace halo::memory {
 
-std::optional<DeviceCapacity> device_capacity(const train::ExperimentConfig& cfg) {
+int cuda_device_count() {
+#ifdef HALO_WITH_CUDA
+  int n = 0;
+  if (cudaGetDeviceCount(&n) == cudaSuccess) return n;
+#endif
+  return 0;
+}
+
+std::optional<DeviceCapacity> device_capacity(const config::ExperimentConfig& cfg) {
   const double GiB = 1024.0 * 1024.0 * 1024.0;
-  if (cfg.parallel.device == "cuda") {
+  if (cfg.parallel.device == config::Device::Cuda) {
 #ifdef HALO_WITH_CUDA
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
@@ -40,7 +48,7 @@ std::optional<DeviceCapacity> device_capacity(const train::ExperimentConfig& cfg
   return std::nullopt;
 }
 
-std::optional<std::string> fit_warning(const train::ExperimentConfig& cfg, const std::string& experiment) {
+std::optional<std::string> fit_warning(const config::ExperimentConfig& cfg, const std::string& experiment) {
   const auto cap = device_capacity(cfg);
   if (!cap) return std::nullopt;
   try {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 
 namespace halo::memory {
 
@@ -15,11 +15,14 @@ struct DeviceCapacity {
   std::string what;  // "MemAvailable 18.2 GiB / 4 ranks", "GPU 0: 79.1 GiB"
 };
 
+// GPUs visible to this process (0 on a build or host without CUDA); creates no CUDA context.
+int cuda_device_count();
+
 // std::nullopt when it cannot be known here (a CUDA experiment on a build or host without CUDA).
-std::optional<DeviceCapacity> device_capacity(const train::ExperimentConfig& cfg);
+std::optional<DeviceCapacity> device_capacity(const config::ExperimentConfig& cfg);
 
 // The launcher's warning, or std::nullopt when the run is predicted to fit (or cannot be predicted).
-std::optional<std::string> fit_warning(const train::ExperimentConfig& cfg,
+std::optional<std::string> fit_warning(const config::ExperimentConfig& cfg,
                                        const std::string& experiment = "EXPERIMENT.json");
 
 }  // namespace halo::memory

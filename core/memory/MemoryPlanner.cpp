@@ -15,7 +15,7 @@ const RankPrediction& Prediction::worst() const {
   return *std::max_element(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.peak < b.peak; });
 }
 
-int64_t parameter_count(const model::ConvNeXtVariant& v, int64_t classes) {
+int64_t parameter_count(const arch::ConvNeXtVariant& v, int64_t classes) {
   const auto d = [&](int i) { return static_cast<int64_t>(v.dims[static_cast<size_t>(i)]); };
   int64_t n = 3 * 16 * d(0) + d(0) + 2 * d(0);  // stem conv + LayerNorm
   for (int i = 0; i < 4; ++i) {
@@ -27,21 +27,21 @@ int64_t parameter_count(const model::ConvNeXtVariant& v, int64_t classes) {
 
 namespace {
 
-ActivationInput activation_input(const train::ExperimentConfig& cfg, int rank, bool reserved) {
-  auto v = model::find_convnext_variant(cfg.model.arch);
+ActivationInput activation_input(const config::ExperimentConfig& cfg, int rank, bool reserved) {
+  auto v = arch::find_convnext_variant(cfg.model.arch);
   if (!v)
     throw util::Error(fmt::format("model.arch '{}' is unknown", cfg.model.arch),
-                      "choose one of: " + model::convnext_variant_names());
+                      "choose one of: " + arch::convnext_variant_names());
   ActivationInput in;
   in.variant = *v;
   in.images = cfg.data.batch * cfg.data.views;
   in.height = cfg.data.height;
   in.width = cfg.data.width;
-  in.sp = cfg.parallel.strategy.starts_with("tp") ? cfg.parallel.sp : 1;
+  in.sp = config::shards(cfg.parallel.strategy) ? cfg.parallel.sp : 1;
   in.rank = rank;
   in.classes = cfg.model.num_classes;
-  in.compute_bytes = cfg.train.precision == "fp32" ? 4 : 2;
-  in.device = cfg.parallel.device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
+  in.compute_bytes = config::compute_bytes(cfg.train.precision);
+  in.device = cfg.parallel.device == config::Device::Cuda ? DeviceKind::Cuda : DeviceKind::Cpu;
   in.drop_path = cfg.model.drop_path > 0;
   if (in.device == DeviceKind::Cuda) {
     in.round_to = 512;
@@ -50,22 +50,21 @@ ActivationInput activation_input(const train::ExperimentConfig& cfg, int rank, b
   return in;
 }
 
-int64_t largest_parameter(const model::ConvNeXtVariant& v, int64_t classes) {
+int64_t largest_parameter(const arch::ConvNeXtVariant& v, int64_t classes) {
   return std::max<int64_t>(4LL * v.dims[3] * v.dims[3], static_cast<int64_t>(v.dims[3]) * classes);
 }
 
 }  // namespace
 
-Prediction predict(const train::ExperimentConfig& cfg) {
-  return predict(cfg, stored_rates(cfg.parallel.device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu));
+Prediction predict(const config::ExperimentConfig& cfg) {
+  return predict(cfg, stored_rates(cfg.parallel.device == config::Device::Cuda ? DeviceKind::Cuda : DeviceKind::Cpu));
 }
 
-Prediction predict(const train::ExperimentConfig& cfg, const MachineRates& rates) {
+Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rates) {
   Prediction p;
-  const bool ckpt = cfg.parallel.strategy.ends_with("checkpoint");
   p.arch = cfg.model.arch;
   p.strategy = cfg.parallel.strategy;
-  p.checkpoint_level = ckpt ? cfg.parallel.checkpoint_level : "none";
+  p.checkpoint = config::checkpoint_of(cfg.parallel.strategy, cfg.parallel.checkpoint_level);
   p.precision = cfg.train.precision;
   p.dp = cfg.parallel.dp;
   p.rates = rates;
@@ -81,7 +80,7 @@ Prediction predict(const train::ExperimentConfig& cfg, const MachineRates& rates
     ActivationInput in = activation_input(cfg, rank, false);
     const auto R = [&](int64_t b) { return allocated_bytes(b, in); };
     r.layers = activation_layers(in);
-    const auto segments = checkpoint_segments(r.layers, p.checkpoint_level);
+    const auto segments = checkpoint_segments(r.layers, p.checkpoint);
     r.inputs = R(in.images * 3 * in.height * in.width * 4) + r.layers.front().in;
     const StepPeak step = simulate_step(r.layers, segments, r.inputs);
     // Fixed state: fp32 weights and gradients (every tensor its own block), optimizer moments.
@@ -89,9 +88,9 @@ Prediction predict(const train::ExperimentConfig& cfg, const MachineRates& rates
     for (const auto& l : r.layers) tensors += l.block ? 11 : 4;
     r.weights = R(P * 4) + tensors * (in.round_to / 2);  // per-tensor rounding: half a granule each on average
     r.gradients = r.weights;
-    r.optimizer_state = (cfg.optim.name == "sgd" ? 1 : 2) * r.weights;
+    r.optimizer_state = (cfg.optim.name == config::OptimizerKind::Sgd ? 1 : 2) * r.weights;
     const int64_t n_max = largest_parameter(in.variant, cfg.model.num_classes);
-    r.optimizer_transient = cfg.optim.name == "sgd" ? 2 * R(n_max * 4) : std::max(2 * R(n_max * 8), 5 * R(n_max * 4));
+    r.optimizer_transient = cfg.optim.name == config::OptimizerKind::Sgd ? 2 * R(n_max * 4) : std::max(2 * R(n_max * 8), 5 * R(n_max * 4));
     const int64_t bucket = 25 << 20;
     if (world > 1) r.comm_buffers = (P * 4 / bucket) * R(bucket) + R(P * 4 % bucket);
     r.saved_activations = step.saved_at_backward - r.inputs;

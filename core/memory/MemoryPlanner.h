@@ -3,12 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "memory/ActivationModel.h"
 #include "memory/StepTime.h"
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 
 namespace halo::memory {
 
@@ -30,7 +31,10 @@ struct RankPrediction {
 };
 
 struct Prediction {
-  std::string arch, strategy, checkpoint_level, precision;
+  std::string arch;
+  config::Strategy strategy = config::Strategy::None;
+  std::optional<config::CheckpointLevel> checkpoint;  // none when the strategy does not checkpoint
+  config::Precision precision = config::Precision::Fp32;
   int sp = 1, dp = 1;
   DeviceKind device = DeviceKind::Cpu;
   int64_t parameters = 0;
@@ -41,10 +45,10 @@ struct Prediction {
 };
 
 // The model's parameter count from the variant table alone (no weights allocated).
-int64_t parameter_count(const model::ConvNeXtVariant& v, int64_t classes);
+int64_t parameter_count(const arch::ConvNeXtVariant& v, int64_t classes);
 
 // util::Error for an unknown architecture or a width that cannot be sharded over sp.
-Prediction predict(const train::ExperimentConfig& cfg, const MachineRates& rates);
-Prediction predict(const train::ExperimentConfig& cfg);  // stored rates for the config's device
+Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rates);
+Prediction predict(const config::ExperimentConfig& cfg);  // stored rates for the config's device
 
 }  // namespace halo::memory

@@ -40,13 +40,14 @@ void forward_with_grad(const std::vector<LayerMemory>& L, size_t first, size_t l
 
 }  // namespace
 
-std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers, const std::string& level) {
+std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers,
+                                         std::optional<config::CheckpointLevel> level) {
   std::vector<Segment> out;
-  if (level != "block" && level != "stage") return out;
+  if (!level) return out;
   for (size_t i = 0; i < layers.size(); ++i) {
     const LayerMemory& l = layers[i];
-    if (level == "block" && l.block) out.push_back({i, i});
-    if (level == "stage" && l.stage >= 0 && l.stage <= 3) {
+    if (level == config::CheckpointLevel::Block && l.block) out.push_back({i, i});
+    if (level == config::CheckpointLevel::Stage && l.stage >= 0 && l.stage <= 3) {
       if (!out.empty() && out.back().last + 1 == i && layers[out.back().first].stage == l.stage)
         out.back().last = i;
       else

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "config/Enums.h"
 #include "memory/ActivationModel.h"
 
 namespace halo::memory {
@@ -25,7 +27,8 @@ struct StepPeak {
 // inputs: bytes live through forward and backward before the first layer (the images).
 StepPeak simulate_step(const std::vector<LayerMemory>& layers, const std::vector<Segment>& segments, int64_t inputs);
 
-// Checkpoint segments of ConvNeXt: "block" (each block) or "stage" (downsample + blocks).
-std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers, const std::string& level);
+// Checkpoint segments of ConvNeXt: each block, or each stage (downsample + blocks); none without a level.
+std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers,
+                                         std::optional<config::CheckpointLevel> level);
 
 }  // namespace halo::memory

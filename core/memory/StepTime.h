@@ -20,8 +20,6 @@ struct MachineRates {
 // Stored figures: CPU as measured on the development machine (one thread per rank);
 // CUDA nominal for an 80 GiB data-centre GPU with NVLink (not measured by Halo).
 MachineRates stored_rates(DeviceKind device);
-// Times a matmul and a large copy on this machine's CPU with `threads` threads (~1 s).
-MachineRates measure_cpu_rates(int threads);
 
 struct StepTimeEstimate {
   double flops = 0;  // forward + backward + recompute

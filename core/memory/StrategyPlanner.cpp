@@ -42,34 +42,34 @@ int64_t parse_bytes(const std::string& text) {
                     "write a positive size such as 24GiB, 80GB or 512MiB");
 }
 
-PlanResult plan_setups(const train::ExperimentConfig& cfg, const std::vector<int>& device_counts, int64_t budget,
+PlanResult plan_setups(const config::ExperimentConfig& cfg, const std::vector<int>& device_counts, int64_t budget,
                        const MachineRates& rates) {
   PlanResult out;
   out.budget = budget;
   out.rates = rates;
-  auto with = [&](int sp, int dp, const std::string& level) {
-    train::ExperimentConfig c = cfg;
+  using Level = std::optional<config::CheckpointLevel>;
+  auto with = [&](int sp, int dp, Level level) {
+    config::ExperimentConfig c = cfg;
     c.parallel.sp = sp;
     c.parallel.dp = dp;
-    const bool ck = level != "none";
-    c.parallel.strategy = sp > 1 ? (ck ? "tp+checkpoint" : "tp") : (ck ? "checkpoint" : "none");
-    if (ck) c.parallel.checkpoint_level = level;
+    c.parallel.strategy = config::make_strategy(sp > 1, level.has_value());
+    if (level) c.parallel.checkpoint_level = *level;
     return c;
   };
-  const double base = predict(with(1, 1, "none"), rates).time.total_s / static_cast<double>(cfg.data.batch);
+  const double base = predict(with(1, 1, std::nullopt), rates).time.total_s / static_cast<double>(cfg.data.batch);
   for (int d : device_counts) {
     for (int sp = 1; sp <= d; ++sp) {
       if (d % sp != 0) continue;
-      for (const std::string level : {"none", "block", "stage"}) {
-        const train::ExperimentConfig c = with(sp, d / sp, level);
+      for (const Level level : {Level{}, Level{config::CheckpointLevel::Block}, Level{config::CheckpointLevel::Stage}}) {
+        const config::ExperimentConfig c = with(sp, d / sp, level);
         PlanRow row;
         row.devices = d;
         row.sp = sp;
         row.dp = d / sp;
         row.strategy = c.parallel.strategy;
-        row.checkpoint_level = level;
-        row.label = (sp > 1 ? fmt::format("tp{}", sp) : std::string(level == "none" ? "none" : "")) +
-                    (level == "none" ? "" : fmt::format("{}checkpoint({})", sp > 1 ? "+" : "", level));
+        row.checkpoint = level;
+        row.label = (sp > 1 ? fmt::format("tp{}", sp) : std::string(level ? "" : "none")) +
+                    (level ? fmt::format("{}checkpoint({})", sp > 1 ? "+" : "", config::name_of(*level)) : "");
         try {
           const Prediction p = predict(c, rates);
           const RankPrediction& w = p.worst();

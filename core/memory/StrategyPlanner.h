@@ -13,8 +13,8 @@ namespace halo::memory {
 
 struct PlanRow {
   int devices = 1, sp = 1, dp = 1;
-  std::string strategy;          // none | checkpoint | tp | tp+checkpoint
-  std::string checkpoint_level;  // none | block | stage
+  config::Strategy strategy = config::Strategy::None;
+  std::optional<config::CheckpointLevel> checkpoint;  // none: no checkpointing
   std::string label;             // "tp4+checkpoint(block)"
   int64_t peak = 0;              // worst rank, bytes
   int64_t reserved = 0;          // CUDA: with the caching allocator's slack
@@ -35,7 +35,7 @@ struct PlanResult {
 };
 
 // Rows for every device count, in order; `budget` bytes per rank (compared with `reserved`).
-PlanResult plan_setups(const train::ExperimentConfig& cfg, const std::vector<int>& device_counts, int64_t budget,
+PlanResult plan_setups(const config::ExperimentConfig& cfg, const std::vector<int>& device_counts, int64_t budget,
                        const MachineRates& rates);
 
 // "24GiB", "80 GB", "512MiB", "1e9" -> bytes; util::Error otherwise.

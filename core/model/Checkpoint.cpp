@@ -29,10 +29,10 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 struct SegmentCapsule : torch::CustomClassHolder {
-  SegmentCapsule(Segment s, parallel::Partition p, std::shared_ptr<parallel::Communicator> g)
+  SegmentCapsule(Segment s, shard::Partition p, std::shared_ptr<parallel::Communicator> g)
       : segment(std::move(s)), part(std::move(p)), group(std::move(g)) {}
   Segment segment;
-  parallel::Partition part, out_part;
+  shard::Partition part, out_part;
   std::shared_ptr<parallel::Communicator> group;
   at::Tensor cpu_rng;
   bool cuda = false;

@@ -26,7 +26,7 @@ ConvNeXtStageImpl::ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth,
   downsample = register_module("downsample", torch::nn::ModuleList());
   if (with_downsample) {
     downsample->push_back(LayerNorm2d(in_dim, norm_eps));
-    downsample->push_back(ShardedConv2d(in_dim, out_dim, parallel::ConvSpec::square(2, 2)));
+    downsample->push_back(ShardedConv2d(in_dim, out_dim, shard::ConvSpec::square(2, 2)));
   }
   blocks = register_module("blocks", torch::nn::ModuleList());
   for (int j = 0; j < depth; ++j)
@@ -55,7 +55,7 @@ ShardedTensor ConvNeXtStageImpl::forward_inner(ShardedTensor x) {
   return x;
 }
 
-ConvNeXtImpl::ConvNeXtImpl(const ConvNeXtVariant& v, int64_t num_classes, int64_t in_chans, double drop_path_rate)
+ConvNeXtImpl::ConvNeXtImpl(const arch::ConvNeXtVariant& v, int64_t num_classes, int64_t in_chans, double drop_path_rate)
     : variant_(v) {
   // timm: rates rise linearly from 0 to drop_path_rate over all blocks.
   const int total = v.depths[0] + v.depths[1] + v.depths[2] + v.depths[3];
@@ -63,7 +63,7 @@ ConvNeXtImpl::ConvNeXtImpl(const ConvNeXtVariant& v, int64_t num_classes, int64_
   for (int i = 0, b = 0; i < 4; ++i)
     for (int j = 0; j < v.depths[i]; ++j, ++b) rates[i].push_back(total > 1 ? drop_path_rate * b / (total - 1) : 0.0);
   stem = register_module("stem", torch::nn::ModuleList());
-  stem->push_back(ShardedConv2d(in_chans, v.dims[0], parallel::ConvSpec::square(4, 4)));
+  stem->push_back(ShardedConv2d(in_chans, v.dims[0], shard::ConvSpec::square(4, 4)));
   stem->push_back(LayerNorm2d(v.dims[0], v.norm_eps));
   stages = register_module("stages", torch::nn::ModuleList());
   for (int i = 0; i < 4; ++i)
@@ -87,8 +87,8 @@ torch::Tensor ConvNeXtImpl::forward(const ShardedTensor& x) {
   return head->forward(parallel::global_avg_pool(forward_features(x)));  // (B, classes)
 }
 
-std::vector<parallel::LayerWindow> ConvNeXtImpl::layer_windows() const {
-  std::vector<parallel::LayerWindow> out;
+std::vector<shard::LayerWindow> ConvNeXtImpl::layer_windows() const {
+  std::vector<shard::LayerWindow> out;
   auto add = [&](std::string name, const ShardedConv2dImpl& c) {
     out.push_back({std::move(name), c.spec().along_w()});
   };
@@ -104,24 +104,14 @@ std::vector<parallel::LayerWindow> ConvNeXtImpl::layer_windows() const {
   return out;
 }
 
-std::vector<parallel::LayerWindow> ConvNeXtImpl::layer_windows(const ConvNeXtVariant& v) {
-  std::vector<parallel::LayerWindow> out{{"stem.0", {4, 4, 0, 1}}};
-  for (int i = 0; i < 4; ++i) {
-    if (i > 0) out.push_back({"stages." + std::to_string(i) + ".downsample.1", {2, 2, 0, 1}});
-    for (int j = 0; j < v.depths[i]; ++j)
-      out.push_back({"stages." + std::to_string(i) + ".blocks." + std::to_string(j) + ".conv_dw", {7, 1, 3, 1}});
-  }
-  return out;
-}
-
 std::vector<ConvNeXtImpl::LayerShape> ConvNeXtImpl::layout(int64_t height, int64_t width, int sp) const {
   std::vector<LayerShape> out;
-  parallel::Partition part = parallel::even_partition(width, sp);
+  shard::Partition part = shard::even_partition(width, sp);
   int64_t h = height;
   size_t stage = 0;
   for (const auto& lw : layer_windows()) {
-    const parallel::Window& w = lw.window;
-    LayerShape s{lw.name, 0, 0, w, part, parallel::output_partition(part, w)};
+    const shard::Window& w = lw.window;
+    LayerShape s{lw.name, 0, 0, w, part, shard::output_partition(part, w)};
     h = (h + 2 * w.padding - w.reach()) / w.stride + 1;  // square windows: H follows W's geometry
     if (lw.name == "stem.0") s.channels = variant_.dims[0];
     if (lw.name.rfind("stages.", 0) == 0) stage = static_cast<size_t>(lw.name[7] - '0');

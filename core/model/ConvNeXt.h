@@ -11,12 +11,12 @@
 
 #include "model/Checkpoint.h"
 #include "model/ConvNeXtBlock.h"
-#include "model/ConvNeXtVariant.h"
+#include "arch/ConvNeXtVariant.h"
 #include "model/LayerNorm2d.h"
 #include "model/ShardedConv2d.h"
 #include "parallel/GradSync.h"
 #include "parallel/ShardedTensor.h"
-#include "parallel/ShardingCheck.h"
+#include "shard/ShardingCheck.h"
 
 namespace halo::model {
 
@@ -33,7 +33,7 @@ TORCH_MODULE(ConvNeXtHead);
 class ConvNeXtImpl : public torch::nn::Module {
  public:
   // num_classes 0: no classification head (a backbone for a detector).
-  ConvNeXtImpl(const ConvNeXtVariant& variant, int64_t num_classes = 1000, int64_t in_chans = 3,
+  ConvNeXtImpl(const arch::ConvNeXtVariant& variant, int64_t num_classes = 1000, int64_t in_chans = 3,
                double drop_path_rate = 0.0);
 
   // x: (B, 3, H, W/world) stripes; returns logits (B, classes), identical on every sp rank.
@@ -43,21 +43,19 @@ class ConvNeXtImpl : public torch::nn::Module {
   std::vector<parallel::ShardedTensor> forward_stages(const parallel::ShardedTensor& x);
 
   // Every layer that changes or reads across W, in order (for the pre-launch check).
-  std::vector<parallel::LayerWindow> layer_windows() const;
-  // The same list from the variant alone (no weights allocated): for checks before launch.
-  static std::vector<parallel::LayerWindow> layer_windows(const ConvNeXtVariant& v);
+  std::vector<shard::LayerWindow> layer_windows() const;
   // Per layer that changes the map: name, output channels and height, and the output
   // partition over sp ranks for a (B, 3, H, W) input (for the worker's layout event).
   struct LayerShape {
     std::string name;
     int64_t channels = 0, height = 0;
-    parallel::Window window;
-    parallel::Partition in, out;
+    shard::Window window;
+    shard::Partition in, out;
   };
   std::vector<LayerShape> layout(int64_t height, int64_t width, int sp) const;
   // head.* weights see replicated data; everything else sees stripes.
   static parallel::GradPlacement placement(const std::string& param_name);
-  const ConvNeXtVariant& variant() const { return variant_; }
+  const arch::ConvNeXtVariant& variant() const { return variant_; }
   void set_overlap(bool on);
   void set_checkpoint(CheckpointLevel level);
 
@@ -66,7 +64,7 @@ class ConvNeXtImpl : public torch::nn::Module {
   ConvNeXtHead head{nullptr};             // null when built with num_classes 0
 
  private:
-  ConvNeXtVariant variant_;
+  arch::ConvNeXtVariant variant_;
 };
 TORCH_MODULE(ConvNeXt);
 

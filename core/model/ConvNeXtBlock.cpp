@@ -31,7 +31,7 @@ torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
 
 ConvNeXtBlockImpl::ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init, double drop_path)
     : conv_mlp_(conv_mlp), drop_path_(drop_path) {
-  conv_dw = register_module("conv_dw", ShardedConv2d(dim, dim, parallel::ConvSpec::square(7, 1, 3, 1, dim)));
+  conv_dw = register_module("conv_dw", ShardedConv2d(dim, dim, shard::ConvSpec::square(7, 1, 3, 1, dim)));
   norm = register_module("norm", LayerNorm2d(dim, norm_eps));
   mlp = register_module("mlp", Mlp(dim, 4 * dim, conv_mlp));
   gamma = register_parameter("gamma", torch::full({dim}, ls_init));

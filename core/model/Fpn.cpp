@@ -12,14 +12,14 @@ namespace halo::model {
 
 FpnImpl::FpnImpl(int64_t in16, int64_t in32, int64_t out_channels) {
   lateral_convs = register_module("lateral_convs", torch::nn::ModuleList());
-  lateral_convs->push_back(ShardedConv2d(in16, out_channels, parallel::ConvSpec::square(1)));
-  lateral_convs->push_back(ShardedConv2d(in32, out_channels, parallel::ConvSpec::square(1)));
+  lateral_convs->push_back(ShardedConv2d(in16, out_channels, shard::ConvSpec::square(1)));
+  lateral_convs->push_back(ShardedConv2d(in32, out_channels, shard::ConvSpec::square(1)));
   fpn_convs = register_module("fpn_convs", torch::nn::ModuleList());
-  fpn_convs->push_back(ShardedConv2d(out_channels, out_channels, parallel::ConvSpec::square(3, 1, 1)));
+  fpn_convs->push_back(ShardedConv2d(out_channels, out_channels, shard::ConvSpec::square(3, 1, 1)));
 }
 
 parallel::ShardedTensor FpnImpl::forward(const parallel::ShardedTensor& s16, const parallel::ShardedTensor& s32) {
-  const parallel::Span a = s16.part.span(s16.rank()), b = s32.part.span(s32.rank());
+  const shard::Span a = s16.part.span(s16.rank()), b = s32.part.span(s32.rank());
   if (a.begin != 2 * b.begin || a.end != 2 * b.end || s16.local.size(2) != 2 * s32.local.size(2))
     throw util::Error(fmt::format("FPN: rank {} holds stride-16 columns [{}, {}) but stride-32 columns [{}, {})",
                                   s16.rank(), a.begin, a.end, b.begin, b.end),

@@ -9,7 +9,7 @@
 
 namespace halo::model {
 
-OpenLaneBaselineImpl::OpenLaneBaselineImpl(const ConvNeXtVariant& v, OpenLaneBaselineOptions o) : o_(o) {
+OpenLaneBaselineImpl::OpenLaneBaselineImpl(const arch::ConvNeXtVariant& v, OpenLaneBaselineOptions o) : o_(o) {
   img_backbone = register_module("img_backbone", ConvNeXt(v, 0));
   img_neck = register_module("img_neck", Fpn(v.dims[2], v.dims[3], o.dim));
   img_view_transformer = register_module("img_view_transformer", IpmViewTransform(o.dim, o.bev));

@@ -26,7 +26,7 @@ struct OpenLaneBaselineOptions {
 
 class OpenLaneBaselineImpl : public torch::nn::Module {
  public:
-  OpenLaneBaselineImpl(const ConvNeXtVariant& backbone, OpenLaneBaselineOptions o = {});
+  OpenLaneBaselineImpl(const arch::ConvNeXtVariant& backbone, OpenLaneBaselineOptions o = {});
   // images (B*V, 3, H, W/world) stripes, view-major per sample (view 0 = front);
   // lidar2img (B, V, 4, 4) ego -> input pixels; image_hw (B, V, 2) valid input size.
   // Outputs are identical on every sp rank.

@@ -8,7 +8,7 @@
 
 namespace halo::model {
 
-ShardedConv2dImpl::ShardedConv2dImpl(int64_t in_channels, int64_t out_channels, parallel::ConvSpec spec, bool with_bias)
+ShardedConv2dImpl::ShardedConv2dImpl(int64_t in_channels, int64_t out_channels, shard::ConvSpec spec, bool with_bias)
     : spec_(spec) {
   weight = register_parameter("weight",
                               torch::empty({out_channels, in_channels / spec.groups, spec.kernel[0], spec.kernel[1]}));

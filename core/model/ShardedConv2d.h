@@ -5,7 +5,7 @@
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 
-#include "parallel/ConvSpec.h"
+#include "shard/ConvSpec.h"
 #include "parallel/ShardedConv.h"
 #include "parallel/ShardedTensor.h"
 
@@ -13,16 +13,16 @@ namespace halo::model {
 
 class ShardedConv2dImpl : public torch::nn::Module {
  public:
-  ShardedConv2dImpl(int64_t in_channels, int64_t out_channels, parallel::ConvSpec spec, bool bias = true);
+  ShardedConv2dImpl(int64_t in_channels, int64_t out_channels, shard::ConvSpec spec, bool bias = true);
   parallel::ShardedTensor forward(const parallel::ShardedTensor& x);
-  const parallel::ConvSpec& spec() const { return spec_; }
+  const shard::ConvSpec& spec() const { return spec_; }
   void set_overlap(bool on) { opts_.overlap = on; }
 
   torch::Tensor weight;  // (Cout, Cin/groups, kH, kW)
   torch::Tensor bias;    // (Cout) or undefined
 
  private:
-  parallel::ConvSpec spec_;
+  shard::ConvSpec spec_;
   parallel::ShardedConvOptions opts_;
 };
 TORCH_MODULE(ShardedConv2d);

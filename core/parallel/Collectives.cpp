@@ -14,18 +14,18 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 struct GroupCapsule : torch::CustomClassHolder {
-  GroupCapsule(std::shared_ptr<Communicator> g, Partition p) : group(std::move(g)), part(std::move(p)) {}
+  GroupCapsule(std::shared_ptr<Communicator> g, shard::Partition p) : group(std::move(g)), part(std::move(p)) {}
   std::shared_ptr<Communicator> group;
-  Partition part;
+  shard::Partition part;
 };
 
 GroupCapsule* capsule(AutogradContext* ctx) {
   return static_cast<GroupCapsule*>(ctx->saved_data["g"].toCapsule().get());
 }
 
-std::vector<int64_t> widths(const Partition& p) {
+std::vector<int64_t> widths(const shard::Partition& p) {
   std::vector<int64_t> w;
-  for (const Span& s : p.spans()) w.push_back(s.size());
+  for (const shard::Span& s : p.spans()) w.push_back(s.size());
   return w;
 }
 
@@ -56,7 +56,7 @@ class GatherWidthFunction : public torch::autograd::Function<GatherWidthFunction
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto* cap = capsule(ctx);
-    const Span mine = cap->part.span(cap->group->rank());
+    const shard::Span mine = cap->part.span(cap->group->rank());
     return {grads[0].narrow(-1, mine.begin, mine.size()).contiguous(), at::Tensor()};
   }
 };
@@ -65,7 +65,7 @@ class ScatterWidthFunction : public torch::autograd::Function<ScatterWidthFuncti
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& full, c10::intrusive_ptr<GroupCapsule> cap) {
     ctx->saved_data["g"] = c10::IValue::make_capsule(cap);
-    const Span mine = cap->part.span(cap->group->rank());
+    const shard::Span mine = cap->part.span(cap->group->rank());
     return full.narrow(-1, mine.begin, mine.size()).contiguous();
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -77,18 +77,18 @@ class ScatterWidthFunction : public torch::autograd::Function<ScatterWidthFuncti
 }  // namespace
 
 at::Tensor sum_to_replicated(const at::Tensor& partial, std::shared_ptr<Communicator> group) {
-  return AllReduceFunction<false>::apply(partial, c10::make_intrusive<GroupCapsule>(std::move(group), Partition()));
+  return AllReduceFunction<false>::apply(partial, c10::make_intrusive<GroupCapsule>(std::move(group), shard::Partition()));
 }
 
 at::Tensor sum_partials(const at::Tensor& partial, std::shared_ptr<Communicator> group) {
-  return AllReduceFunction<true>::apply(partial, c10::make_intrusive<GroupCapsule>(std::move(group), Partition()));
+  return AllReduceFunction<true>::apply(partial, c10::make_intrusive<GroupCapsule>(std::move(group), shard::Partition()));
 }
 
 at::Tensor gather_width(const ShardedTensor& x) {
   return GatherWidthFunction::apply(x.local, c10::make_intrusive<GroupCapsule>(x.group, x.part));
 }
 
-ShardedTensor scatter_width(const at::Tensor& full, const Partition& part, std::shared_ptr<Communicator> group) {
+ShardedTensor scatter_width(const at::Tensor& full, const shard::Partition& part, std::shared_ptr<Communicator> group) {
   at::Tensor local = ScatterWidthFunction::apply(full, c10::make_intrusive<GroupCapsule>(group, part));
   return {local, part, std::move(group)};
 }

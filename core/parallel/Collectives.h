@@ -23,6 +23,6 @@ at::Tensor sum_partials(const at::Tensor& partial, std::shared_ptr<Communicator>
 at::Tensor gather_width(const ShardedTensor& x);
 
 // Replicate -> Shard(W): this rank's columns of a full tensor on `part`. Backward gathers.
-ShardedTensor scatter_width(const at::Tensor& full, const Partition& part, std::shared_ptr<Communicator> group);
+ShardedTensor scatter_width(const at::Tensor& full, const shard::Partition& part, std::shared_ptr<Communicator> group);
 
 }  // namespace halo::parallel

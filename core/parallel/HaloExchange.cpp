@@ -20,14 +20,14 @@ at::Tensor columns(const at::Tensor& t, int64_t offset, int64_t width) { return 
 
 }  // namespace
 
-HaloGather::HaloGather(Communicator& comm, const HaloPlan& plan, const at::Tensor& x) : plan_(plan), x_(x) {
+HaloGather::HaloGather(Communicator& comm, const shard::HaloPlan& plan, const at::Tensor& x) : plan_(plan), x_(x) {
   std::vector<P2POp> ops;
-  for (const Piece& p : plan.pieces) {
-    if (p.source != Piece::Source::Peer) continue;
+  for (const shard::Piece& p : plan.pieces) {
+    if (p.source != shard::Piece::Source::Peer) continue;
     received_.push_back(at::empty(shape_with_width(x, p.columns.size()), x.options()));
     ops.push_back({P2POp::Kind::Recv, p.peer, received_.back()});
   }
-  for (const Transfer& t : plan.sends)
+  for (const shard::Transfer& t : plan.sends)
     ops.push_back(
         {P2POp::Kind::Send, t.peer, columns(x, t.columns.begin - plan.owned.begin, t.columns.size()).contiguous()});
   pending_ = comm.exchange(std::move(ops));
@@ -37,15 +37,15 @@ at::Tensor HaloGather::finish(double fill) {
   pending_.wait();
   std::vector<at::Tensor> parts;
   size_t next = 0;
-  for (const Piece& p : plan_.pieces) {
+  for (const shard::Piece& p : plan_.pieces) {
     switch (p.source) {
-      case Piece::Source::Pad:
+      case shard::Piece::Source::Pad:
         parts.push_back(at::full(shape_with_width(x_, p.columns.size()), fill, x_.options()));
         break;
-      case Piece::Source::Local:
+      case shard::Piece::Source::Local:
         parts.push_back(columns(x_, p.columns.begin - plan_.owned.begin, p.columns.size()));
         break;
-      case Piece::Source::Peer:
+      case shard::Piece::Source::Peer:
         parts.push_back(received_[next++]);
         break;
     }
@@ -53,15 +53,15 @@ at::Tensor HaloGather::finish(double fill) {
   return parts.size() == 1 ? parts.front() : at::cat(parts, -1);
 }
 
-HaloScatter::HaloScatter(Communicator& comm, const HaloPlan& plan, const at::Tensor& grad_ext)
+HaloScatter::HaloScatter(Communicator& comm, const shard::HaloPlan& plan, const at::Tensor& grad_ext)
     : plan_(plan), grad_ext_(grad_ext) {
   std::vector<P2POp> ops;
-  for (const Transfer& t : plan.sends) {
+  for (const shard::Transfer& t : plan.sends) {
     returned_.push_back(at::empty(shape_with_width(grad_ext, t.columns.size()), grad_ext.options()));
     ops.push_back({P2POp::Kind::Recv, t.peer, returned_.back()});
   }
-  for (const Piece& p : plan.pieces)
-    if (p.source == Piece::Source::Peer)
+  for (const shard::Piece& p : plan.pieces)
+    if (p.source == shard::Piece::Source::Peer)
       ops.push_back(
           {P2POp::Kind::Send, p.peer, columns(grad_ext, plan.offset(p.columns.begin), p.columns.size()).contiguous()});
   pending_ = comm.exchange(std::move(ops));
@@ -70,12 +70,12 @@ HaloScatter::HaloScatter(Communicator& comm, const HaloPlan& plan, const at::Ten
 at::Tensor HaloScatter::finish() {
   pending_.wait();
   at::Tensor grad = at::zeros(shape_with_width(grad_ext_, plan_.owned.size()), grad_ext_.options());
-  for (const Piece& p : plan_.pieces)
-    if (p.source == Piece::Source::Local)
+  for (const shard::Piece& p : plan_.pieces)
+    if (p.source == shard::Piece::Source::Local)
       columns(grad, p.columns.begin - plan_.owned.begin, p.columns.size())
           .add_(columns(grad_ext_, plan_.offset(p.columns.begin), p.columns.size()));
   for (size_t i = 0; i < plan_.sends.size(); ++i) {
-    const Span c = plan_.sends[i].columns;
+    const shard::Span c = plan_.sends[i].columns;
     columns(grad, c.begin - plan_.owned.begin, c.size()).add_(returned_[i]);
   }
   return grad;
@@ -102,7 +102,7 @@ class HaloExtendFunction : public torch::autograd::Function<HaloExtendFunction> 
 
 }  // namespace
 
-at::Tensor halo_extend(const at::Tensor& x, const HaloPlan& plan, std::shared_ptr<Communicator> comm, double fill) {
+at::Tensor halo_extend(const at::Tensor& x, const shard::HaloPlan& plan, std::shared_ptr<Communicator> comm, double fill) {
   // Skip autograd only when this rank neither receives nor sends (peers then expect nothing).
   if (plan.is_local() && plan.sends.empty() && plan.needed == plan.owned) return x;
   auto cap = c10::make_intrusive<PlanCapsule>(plan, std::move(comm));

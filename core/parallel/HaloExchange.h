@@ -7,7 +7,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "parallel/Communicator.h"
-#include "parallel/HaloPlan.h"
+#include "shard/HaloPlan.h"
 
 namespace halo::parallel {
 
@@ -15,11 +15,11 @@ namespace halo::parallel {
 // need; finish() waits and returns the extended input (B, C, H, needed), padding filled.
 class HaloGather {
  public:
-  HaloGather(Communicator& comm, const HaloPlan& plan, const at::Tensor& x);
+  HaloGather(Communicator& comm, const shard::HaloPlan& plan, const at::Tensor& x);
   at::Tensor finish(double fill);
 
  private:
-  const HaloPlan& plan_;
+  const shard::HaloPlan& plan_;
   at::Tensor x_;
   std::vector<at::Tensor> received_;  // one per Peer piece, in piece order
   Pending pending_;
@@ -29,17 +29,17 @@ class HaloGather {
 // gradients of the columns this rank lent; finish() returns the gradient of x.
 class HaloScatter {
  public:
-  HaloScatter(Communicator& comm, const HaloPlan& plan, const at::Tensor& grad_ext);
+  HaloScatter(Communicator& comm, const shard::HaloPlan& plan, const at::Tensor& grad_ext);
   at::Tensor finish();
 
  private:
-  const HaloPlan& plan_;
+  const shard::HaloPlan& plan_;
   at::Tensor grad_ext_;
   std::vector<at::Tensor> returned_;  // one per send transfer, in order
   Pending pending_;
 };
 
 // Differentiable extension of x by its halos (used by pooling and any op built on it).
-at::Tensor halo_extend(const at::Tensor& x, const HaloPlan& plan, std::shared_ptr<Communicator> comm, double fill);
+at::Tensor halo_extend(const at::Tensor& x, const shard::HaloPlan& plan, std::shared_ptr<Communicator> comm, double fill);
 
 }  // namespace halo::parallel

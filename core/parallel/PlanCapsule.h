@@ -7,13 +7,13 @@
 #include <torch/custom_class.h>
 
 #include "parallel/Communicator.h"
-#include "parallel/HaloPlan.h"
+#include "shard/HaloPlan.h"
 
 namespace halo::parallel {
 
 struct PlanCapsule : torch::CustomClassHolder {
-  PlanCapsule(HaloPlan p, std::shared_ptr<Communicator> c) : plan(std::move(p)), comm(std::move(c)) {}
-  HaloPlan plan;
+  PlanCapsule(shard::HaloPlan p, std::shared_ptr<Communicator> c) : plan(std::move(p)), comm(std::move(c)) {}
+  shard::HaloPlan plan;
   std::shared_ptr<Communicator> comm;
 };
 

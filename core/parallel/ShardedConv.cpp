@@ -14,21 +14,21 @@ namespace halo::parallel {
 namespace {
 
 struct ConvCapsule : PlanCapsule {
-  ConvCapsule(HaloPlan p, std::shared_ptr<Communicator> c, ConvSpec s, bool o)
+  ConvCapsule(shard::HaloPlan p, std::shared_ptr<Communicator> c, shard::ConvSpec s, bool o)
       : PlanCapsule(std::move(p), std::move(c)), spec(s), overlap(o) {}
-  ConvSpec spec;
+  shard::ConvSpec spec;
   bool overlap;
 };
 
-at::Tensor conv(const at::Tensor& in, const at::Tensor& w, const at::Tensor& b, const ConvSpec& s) {
+at::Tensor conv(const at::Tensor& in, const at::Tensor& w, const at::Tensor& b, const shard::ConvSpec& s) {
   return at::conv2d(in, w, b, {s.stride[0], s.stride[1]}, {s.padding[0], 0}, {s.dilation[0], s.dilation[1]}, s.groups);
 }
 
 // Output columns [o0, o1) computed from the extended input (columns from plan.needed.begin).
 at::Tensor conv_range(const at::Tensor& ext, int64_t ext_begin, int64_t o0, int64_t o1, const at::Tensor& w,
-                      const at::Tensor& b, const ConvSpec& s) {
-  const Window win = s.along_w();
-  const Span in = input_needed({o0, o1}, win);
+                      const at::Tensor& b, const shard::ConvSpec& s) {
+  const shard::Window win = s.along_w();
+  const shard::Span in = shard::input_needed({o0, o1}, win);
   return conv(ext.narrow(-1, in.begin - ext_begin, in.size()), w, b, s);
 }
 
@@ -36,9 +36,9 @@ class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const at::Tensor& bias, c10::intrusive_ptr<ConvCapsule> cap) {
-    const HaloPlan& plan = cap->plan;
-    const ConvSpec& s = cap->spec;
-    const Window win = s.along_w();
+    const shard::HaloPlan& plan = cap->plan;
+    const shard::ConvSpec& s = cap->spec;
+    const shard::Window win = s.along_w();
     HaloGather gather(*cap->comm, plan, x);
     at::Tensor out;
     // Interior: outputs whose window lies inside this rank's own columns.
@@ -76,7 +76,7 @@ class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction
     auto holder = ctx->saved_data["cap"].toCapsule();
     auto* cap = static_cast<ConvCapsule*>(holder.get());
     const bool has_bias = ctx->saved_data["has_bias"].toBool();
-    const ConvSpec& s = cap->spec;
+    const shard::ConvSpec& s = cap->spec;
     at::Tensor g = grads[0].contiguous();
     const std::vector<int64_t> stride{s.stride[0], s.stride[1]}, pad{s.padding[0], 0},
         dil{s.dilation[0], s.dilation[1]}, outpad{0, 0};
@@ -93,10 +93,10 @@ class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction
 }  // namespace
 
 ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                             const ConvSpec& spec, ShardedConvOptions opts) {
-  const Window win = spec.along_w();
-  HaloPlan plan = make_halo_plan(x.part, win, x.rank(), "conv2d");
-  Partition out = output_partition(x.part, win);
+                             const shard::ConvSpec& spec, ShardedConvOptions opts) {
+  const shard::Window win = spec.along_w();
+  shard::HaloPlan plan = shard::make_halo_plan(x.part, win, x.rank(), "conv2d");
+  shard::Partition out = shard::output_partition(x.part, win);
   auto cap = c10::make_intrusive<ConvCapsule>(std::move(plan), x.group, spec, opts.overlap);
   at::Tensor in = x.local, w = weight, b = bias;
   // Autocast: cast outside the autograd function (differentiably), as autocast would for conv2d.

@@ -4,7 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "parallel/ConvSpec.h"
+#include "shard/ConvSpec.h"
 #include "parallel/ShardedTensor.h"
 
 namespace halo::parallel {
@@ -17,6 +17,6 @@ struct ShardedConvOptions {
 // Returns (B, Cout, H', W'/world) on output_partition(x.part, spec.along_w()).
 // Weight and bias gradients are this rank's partial sums (sum them over the sp group).
 ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                             const ConvSpec& spec, ShardedConvOptions opts = {});
+                             const shard::ConvSpec& spec, ShardedConvOptions opts = {});
 
 }  // namespace halo::parallel

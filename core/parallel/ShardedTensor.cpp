@@ -7,8 +7,8 @@
 namespace halo::parallel {
 
 ShardedTensor shard_evenly(const at::Tensor& full, std::shared_ptr<Communicator> group) {
-  Partition part = even_partition(full.size(-1), group->size());
-  const Span mine = part.span(group->rank());
+  shard::Partition part = shard::even_partition(full.size(-1), group->size());
+  const shard::Span mine = part.span(group->rank());
   return {full.narrow(-1, mine.begin, mine.size()).contiguous(), std::move(part), std::move(group)};
 }
 

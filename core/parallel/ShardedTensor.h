@@ -7,13 +7,13 @@
 #include <ATen/core/Tensor.h>
 
 #include "parallel/Communicator.h"
-#include "parallel/Partition.h"
+#include "shard/Partition.h"
 
 namespace halo::parallel {
 
 struct ShardedTensor {
   at::Tensor local;                     // (B, C, H, W/world), this rank's columns
-  Partition part;                       // spans of every rank of the group
+  shard::Partition part;                       // spans of every rank of the group
   std::shared_ptr<Communicator> group;  // the sp group
 
   int rank() const { return group->rank(); }

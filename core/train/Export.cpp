@@ -12,7 +12,7 @@
 #include "io/TensorFile.h"
 #include "io/TorchArchive.h"
 #include "model/ConvNeXt.h"
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 #include "util/Error.h"
 #include "util/Version.h"
 
@@ -33,8 +33,8 @@ ExportResult export_checkpoint(const ExportOptions& o) {
     throw util::Error(fmt::format("{} has no experiment config (meta/config)", o.checkpoint),
                       "export checkpoints written by `halo launch`");
   const nlohmann::json cfg_json = nlohmann::json::parse(cfg_value.toStringRef());
-  const ConfigResult cfg = parse_experiment(cfg_json);
-  auto variant = model::find_convnext_variant(cfg.config.model.arch);
+  const config::ConfigResult cfg = config::parse_experiment(cfg_json);
+  auto variant = arch::find_convnext_variant(cfg.config.model.arch);
   if (!variant)
     throw util::Error(fmt::format("{}: architecture '{}' cannot be exported", o.checkpoint, cfg.config.model.arch));
   at::Tensor step_t;

@@ -15,7 +15,7 @@ namespace halo::train {
 
 namespace {
 
-model::OpenLaneBaselineOptions options(const ExperimentConfig& cfg) {
+model::OpenLaneBaselineOptions options(const config::ExperimentConfig& cfg) {
   model::OpenLaneBaselineOptions o;
   o.dim = cfg.model.dim;
   o.ffn = 4 * cfg.model.dim;
@@ -25,12 +25,12 @@ model::OpenLaneBaselineOptions options(const ExperimentConfig& cfg) {
   return o;
 }
 
-model::ConvNeXtVariant backbone(const ExperimentConfig& cfg) {
-  auto v = model::find_convnext_variant(cfg.model.arch);
+arch::ConvNeXtVariant backbone(const config::ExperimentConfig& cfg) {
+  auto v = arch::find_convnext_variant(cfg.model.arch);
   if (!v)
     throw util::Error(
         fmt::format("model.arch '{}' is not a ConvNeXt backbone the openlanev2 task can build", cfg.model.arch),
-        "choose one of: " + model::convnext_variant_names());
+        "choose one of: " + arch::convnext_variant_names());
   if (cfg.data.height % 32 != 0 || cfg.data.width % (32 * cfg.parallel.sp) != 0)
     throw util::Error(fmt::format("data.height {} / data.width {} do not tile the stride-32 map over sp = {}",
                                   cfg.data.height, cfg.data.width, cfg.parallel.sp),
@@ -70,7 +70,7 @@ std::vector<model::OpenLaneTargets> targets_of(const data::FrameBatch& b) {
 
 OpenLaneTask::~OpenLaneTask() = default;
 
-OpenLaneTask::OpenLaneTask(const ExperimentConfig& cfg, const c10::Device& device, const parallel::Mesh& mesh)
+OpenLaneTask::OpenLaneTask(const config::ExperimentConfig& cfg, const c10::Device& device, const parallel::Mesh& mesh)
     : loss_(model::OpenLaneLossWeights{cfg.loss.lc_cls, cfg.loss.lc_bbox, cfg.loss.te_cls, cfg.loss.te_bbox,
                                        cfg.loss.te_iou, cfg.loss.lclc, cfg.loss.lcte},
             options(cfg).bev),
@@ -79,7 +79,7 @@ OpenLaneTask::OpenLaneTask(const ExperimentConfig& cfg, const c10::Device& devic
       views_(cfg.data.views) {
   model_ = model::OpenLaneBaseline(backbone(cfg), options(cfg));
   model_->to(device_);
-  if (cfg.data.source == "openlanev2") {
+  if (cfg.data.source == config::DataSource::OpenLaneV2) {
     data::LoaderOptions o;
     o.root = cfg.data.root;
     o.height = cfg.data.height;
@@ -89,13 +89,13 @@ OpenLaneTask::OpenLaneTask(const ExperimentConfig& cfg, const c10::Device& devic
     o.seed = cfg.train.seed;
     o.shard_index = mesh.dp_index();
     o.shard_count = mesh.shape().dp;
-    part_ = parallel::even_partition(data::padded_size(o).second, mesh.shape().sp);
+    part_ = shard::even_partition(data::padded_size(o).second, mesh.shape().sp);
     o.stripe_begin = part_.span(mesh.sp_index()).begin;
     o.stripe_end = part_.span(mesh.sp_index()).end;
     loader_ = std::make_unique<data::MultiViewLoader>(o);
     loader_->start_epoch(epoch_);
     if (cfg.train.eval_every > 0) {
-      o.split = cfg.data.eval_split;
+      o.split = config::name_of(cfg.data.eval_split);
       o.shuffle = false;
       o.drop_last = false;
       o.shard_index = 0;  // every dp group sees the whole split (only rank 0 scores)

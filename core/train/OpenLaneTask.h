@@ -12,8 +12,8 @@
 #include "eval/Predictions.h"
 #include "model/OpenLaneBaseline.h"
 #include "model/OpenLaneLoss.h"
-#include "parallel/Partition.h"
-#include "train/ExperimentConfig.h"
+#include "shard/Partition.h"
+#include "config/ExperimentConfig.h"
 #include "train/OpenLaneSynthetic.h"
 
 namespace halo::data {
@@ -35,7 +35,7 @@ class OpenLaneTask {
  public:
   // Builds the model (weights from the current torch seed) on `device`; with data.source
   // "openlanev2" a pipeline over data.root's train split that decodes only this rank's stripe.
-  OpenLaneTask(const ExperimentConfig& cfg, const c10::Device& device, const parallel::Mesh& mesh);
+  OpenLaneTask(const config::ExperimentConfig& cfg, const c10::Device& device, const parallel::Mesh& mesh);
   ~OpenLaneTask();
   model::OpenLaneBaseline& net() { return model_; }
   // Forward of samples [first, first + count) (generated frames; the pipeline instead
@@ -55,7 +55,7 @@ class OpenLaneTask {
   c10::Device device_;
   std::unique_ptr<data::MultiViewLoader> loader_;
   std::unique_ptr<data::MultiViewLoader> eval_loader_;  // data.eval_split, when train.eval_every > 0
-  parallel::Partition part_;                            // the padded width over the sp ranks (pipeline only)
+  shard::Partition part_;                            // the padded width over the sp ranks (pipeline only)
   int64_t epoch_ = 0, views_ = 0;
 };
 

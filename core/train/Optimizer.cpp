@@ -10,10 +10,8 @@
 namespace halo::train {
 
 Optimizer::Optimizer(Params params, OptimizerOptions opts) : params_(std::move(params)), opts_(std::move(opts)) {
-  if (opts_.name != "adamw" && opts_.name != "sgd" && opts_.name != "lamb")
-    throw util::Error(fmt::format("optimizer '{}' is unknown", opts_.name), "choose one of: adamw, sgd, lamb");
   for (const auto& [name, p] : params_) {
-    if (opts_.name == "sgd") {
+    if (opts_.kind == config::OptimizerKind::Sgd) {
       slot_[name + ".momentum_buffer"] = torch::zeros_like(p);
     } else {
       slot_[name + ".exp_avg"] = torch::zeros_like(p);
@@ -37,7 +35,7 @@ void Optimizer::step(double lr) {
     if (!p.grad().defined()) continue;
     const at::Tensor g = p.grad();
     const double wd = p.dim() >= 2 ? opts_.weight_decay : 0.0;
-    if (opts_.name == "sgd") {
+    if (opts_.kind == config::OptimizerKind::Sgd) {
       at::Tensor& buf = slot_[name + ".momentum_buffer"];
       at::Tensor d = wd > 0 ? g + wd * p : g;
       buf.mul_(opts_.momentum).add_(d);
@@ -49,7 +47,7 @@ void Optimizer::step(double lr) {
     m.mul_(b1).add_(g, 1.0 - b1);
     v.mul_(b2).addcmul_(g, g, 1.0 - b2);
     at::Tensor update = (m / bc1) / ((v / bc2).sqrt() + opts_.eps);
-    if (opts_.name == "adamw") {
+    if (opts_.kind == config::OptimizerKind::AdamW) {
       if (wd > 0) p.mul_(1.0 - lr * wd);
       p.add_(update, -lr);
     } else {  // lamb

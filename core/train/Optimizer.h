@@ -10,10 +10,12 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "config/Enums.h"
+
 namespace halo::train {
 
 struct OptimizerOptions {
-  std::string name = "adamw";  // adamw | sgd | lamb
+  config::OptimizerKind kind = config::OptimizerKind::AdamW;
   double weight_decay = 0.05;
   double momentum = 0.9;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;

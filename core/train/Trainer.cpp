@@ -19,7 +19,7 @@
 #include "io/TorchArchive.h"
 #include "model/ConvNeXt.h"
 #include "parallel/GradSync.h"
-#include "parallel/HaloPlan.h"
+#include "shard/HaloPlan.h"
 #include "parallel/Mesh.h"
 #include "parallel/ShardedTensor.h"
 #include "train/LossScaler.h"
@@ -55,13 +55,13 @@ struct Trainer::State {
   int64_t step = 0;
 };
 
-Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> mesh)
+Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> mesh)
     : cfg_(cfg), mesh_(std::move(mesh)), s_(std::make_unique<State>()) {
-  auto variant = model::find_convnext_variant(cfg_.model.arch);
-  if (!variant && cfg_.task != "openlanev2")
+  auto variant = arch::find_convnext_variant(cfg_.model.arch);
+  if (!variant && cfg_.task != config::Task::OpenLaneV2)
     throw util::Error(fmt::format("model.arch '{}' is unknown", cfg_.model.arch),
-                      "choose one of: " + model::convnext_variant_names());
-  if (cfg_.parallel.device == "cuda") {
+                      "choose one of: " + arch::convnext_variant_names());
+  if (cfg_.parallel.device == config::Device::Cuda) {
 #ifdef HALO_WITH_CUDA
     const int n = c10::cuda::device_count();
     if (n == 0) throw util::Error("parallel.device is cuda but no GPU is visible", "set parallel.device to cpu");
@@ -71,7 +71,7 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> me
 #endif
   }
   torch::manual_seed(cfg_.train.seed);  // identical initial weights on every rank
-  if (cfg_.task == "openlanev2") {
+  if (cfg_.task == config::Task::OpenLaneV2) {
     s_->ol = std::make_unique<OpenLaneTask>(cfg_, s_->device, *mesh_);
     s_->backbone = s_->ol->net()->img_backbone;
     s_->net = s_->ol->net().ptr().get();
@@ -81,11 +81,11 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> me
     s_->backbone = s_->model;
     s_->net = s_->model.ptr().get();
   }
-  const bool ckpt = cfg_.parallel.strategy == "checkpoint" || cfg_.parallel.strategy == "tp+checkpoint";
+  const bool ckpt = config::checkpoints(cfg_.parallel.strategy);
   if (ckpt)
-    s_->backbone->set_checkpoint(cfg_.parallel.checkpoint_level == "stage" ? model::CheckpointLevel::Stage
+    s_->backbone->set_checkpoint(cfg_.parallel.checkpoint_level == config::CheckpointLevel::Stage ? model::CheckpointLevel::Stage
                                                                            : model::CheckpointLevel::Block);
-  parallel::check_shardable(s_->backbone->layer_windows(), cfg_.data.width, mesh_->shape().sp);
+  shard::check_shardable(s_->backbone->layer_windows(), cfg_.data.width, mesh_->shape().sp);
   auto params = named_parameters();
   s_->optim = std::make_unique<Optimizer>(
       params, OptimizerOptions{cfg_.optim.name, cfg_.optim.weight_decay, cfg_.optim.momentum, cfg_.optim.beta1,
@@ -97,9 +97,9 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> me
     s_->task = std::make_unique<SyntheticTask>(cfg_.data.views, cfg_.data.height, cfg_.data.width,
                                                cfg_.model.num_classes, cfg_.train.seed);
   }
-  s_->scaler = LossScaler(cfg_.train.precision == "fp16");
-  if (cfg_.train.precision == "bf16") s_->autocast = at::kBFloat16;
-  if (cfg_.train.precision == "fp16") s_->autocast = at::kHalf;
+  s_->scaler = LossScaler(cfg_.train.precision == config::Precision::Fp16);
+  if (cfg_.train.precision == config::Precision::Bf16) s_->autocast = at::kBFloat16;
+  if (cfg_.train.precision == config::Precision::Fp16) s_->autocast = at::kHalf;
   const int64_t global_batch = cfg_.data.batch * cfg_.train.accumulation * mesh_->shape().dp;
   const double peak =
       cfg_.optim.scale_lr ? scaled_lr(cfg_.optim.lr, global_batch, cfg_.optim.base_batch) : cfg_.optim.lr;
@@ -260,12 +260,12 @@ void Trainer::load_checkpoint(const std::string& path) {
 nlohmann::json Trainer::layout_event() const {
   const int sp = mesh_->shape().sp;
   const int64_t images = cfg_.data.batch * cfg_.data.views;
-  const int64_t bytes_per = cfg_.train.precision == "fp32" ? 4 : 2;
+  const int64_t bytes_per = config::compute_bytes(cfg_.train.precision);
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : s_->backbone->layout(cfg_.data.height, cfg_.data.width, sp)) {
     nlohmann::json ranks = nlohmann::json::array();
     for (int r = 0; r < sp; ++r) {
-      const parallel::HaloPlan plan = parallel::make_halo_plan(l.in, l.window, r, l.name.c_str());
+      const shard::HaloPlan plan = shard::make_halo_plan(l.in, l.window, r, l.name.c_str());
       const auto [left, right] = plan.peer_columns();
       const int64_t w = l.out.span(r).size();
       ranks.push_back({{"rank", r},

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 #include "train/MemoryTracker.h"
 
 namespace halo::parallel {
@@ -36,7 +36,7 @@ struct StepResult {
 
 class Trainer {
  public:
-  Trainer(const ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> mesh);
+  Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> mesh);
   ~Trainer();
 
   StepResult step();
@@ -59,7 +59,7 @@ class Trainer {
 
  private:
   struct State;
-  ExperimentConfig cfg_;
+  config::ExperimentConfig cfg_;
   std::shared_ptr<parallel::Mesh> mesh_;
   std::unique_ptr<State> s_;
 };

@@ -89,7 +89,9 @@ TEST_P(DevkitAgreement, ApiAndCliMatchTheDevkit) {
       }
     else
       EXPECT_LT(devkit.at("OLS").get<double>(), 0.99) << variant << " should not be perfect";
-    if (variant == "empty") EXPECT_EQ(halo.at("DET_l").get<double>(), 0.0);
+    if (variant == "empty") {
+      EXPECT_EQ(halo.at("DET_l").get<double>(), 0.0);
+    }
   }
   // The CLI prints exactly the five numbers.
   const auto r =

@@ -25,7 +25,7 @@
 #include "RunModel.h"
 #include "SetupForm.h"
 #include "StrategyView.h"
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 
 namespace halo::gui {
 namespace {
@@ -122,8 +122,8 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   t.w.history()->table()->selectRow(0);
   for (auto* b : t.w.history()->findChildren<QPushButton*>())
     if (b->text() == "Clone into setup") b->click();
-  auto cloned = train::parse_experiment(t.w.setup()->experiment()).config;
-  auto original = train::parse_experiment(c->model()->config()).config;
+  auto cloned = config::parse_experiment(t.w.setup()->experiment()).config;
+  auto original = config::parse_experiment(c->model()->config()).config;
   EXPECT_TRUE(cloned.run_dir.empty());
   original.run_dir.clear();
   EXPECT_EQ(cloned, original);
@@ -142,7 +142,7 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   QTableWidget* bars = t.w.strategies()->table();
   ASSERT_EQ(bars->rowCount(), 1);
   EXPECT_EQ(bars->item(0, 0)->text(), "tp2");
-  const auto predicted = CoreChecks::predicted_peak_bytes(train::parse_experiment(c->model()->config()).config);
+  const auto predicted = CoreChecks::predicted_peak_bytes(config::parse_experiment(c->model()->config()).config);
   ASSERT_TRUE(predicted.has_value());
   EXPECT_EQ(bars->item(0, 3)->text(), LayoutView::bytes_text(*predicted));
   EXPECT_EQ(bars->item(0, 2)->text(),

@@ -11,7 +11,7 @@
 
 #include "CoreChecks.h"
 #include "SetupForm.h"
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 
 namespace halo::gui {
 namespace {
@@ -22,9 +22,9 @@ TEST(SetupForm, LoadsThePresetAndWritesTheSameExperiment) {
   SetupForm form;
   ASSERT_TRUE(form.load_file(quickstart()));
   EXPECT_TRUE(form.valid()) << form.problems_text().toStdString();
-  const auto from_form = train::parse_experiment(form.experiment());
+  const auto from_form = config::parse_experiment(form.experiment());
   ASSERT_TRUE(from_form.problems.empty());
-  EXPECT_EQ(from_form.config, train::load_experiment(quickstart().toStdString(), {}));
+  EXPECT_EQ(from_form.config, config::load_experiment(quickstart().toStdString(), {}));
   EXPECT_EQ(form.spin("data.width")->value(), 256);
   EXPECT_EQ(form.combo("parallel.strategy")->currentText(), "tp");
 }
@@ -42,8 +42,8 @@ TEST(SetupForm, RejectsBadValuesWithTheCliMessages) {
   ASSERT_EQ(validity.count(), 1);
   EXPECT_FALSE(validity.takeFirst().at(0).toBool());
   EXPECT_FALSE(launch->isEnabled());
-  const auto parsed = train::parse_experiment(form.experiment());
-  EXPECT_EQ(form.problems_text().toStdString(), train::describe_problems(parsed.problems));
+  const auto parsed = config::parse_experiment(form.experiment());
+  EXPECT_EQ(form.problems_text().toStdString(), config::describe_problems(parsed.problems));
   EXPECT_NE(form.problems_text().toStdString().find("optim.lr: -0.1: use a finite number > 0"), std::string::npos);
 
   form.line("optim.lr")->setText("abc");  // not a number at all
@@ -81,11 +81,11 @@ TEST(SetupForm, AcceptsGoodValues) {
   form.spin("schedule.steps")->setValue(10);
   EXPECT_TRUE(form.valid()) << form.problems_text().toStdString();
   EXPECT_EQ(validity.count(), 0);  // never went invalid on the way
-  const auto parsed = train::parse_experiment(form.experiment());
+  const auto parsed = config::parse_experiment(form.experiment());
   ASSERT_TRUE(parsed.problems.empty());
   EXPECT_EQ(parsed.config.parallel.sp, 4);
-  EXPECT_EQ(parsed.config.parallel.strategy, "tp+checkpoint");
-  EXPECT_EQ(parsed.config.optim.name, "lamb");
+  EXPECT_EQ(parsed.config.parallel.strategy, config::Strategy::TpCheckpoint);
+  EXPECT_EQ(parsed.config.optim.name, config::OptimizerKind::Lamb);
   EXPECT_DOUBLE_EQ(parsed.config.optim.lr, 5e-4);
   EXPECT_EQ(parsed.config.data.width, 512);
 
@@ -104,7 +104,7 @@ TEST(SetupForm, AcceptsGoodValues) {
 TEST(SetupForm, ShowsThePlannersPredictionForTheChosenStrategy) {
   SetupForm form;
   ASSERT_TRUE(form.load_file(quickstart()));
-  const auto cfg = train::parse_experiment(form.experiment()).config;
+  const auto cfg = config::parse_experiment(form.experiment()).config;
   const QString tp = form.predicted_text();
   EXPECT_EQ(tp.toStdString(), CoreChecks::prediction_text(cfg));
   EXPECT_TRUE(tp.contains("rank 0: peak")) << tp.toStdString();
@@ -115,7 +115,7 @@ TEST(SetupForm, ShowsThePlannersPredictionForTheChosenStrategy) {
   ASSERT_TRUE(form.valid()) << form.problems_text().toStdString();
   EXPECT_NE(form.predicted_text(), tp);
   EXPECT_FALSE(form.predicted_text().contains("rank 1:"));
-  const auto none = CoreChecks::predicted_peak_bytes(train::parse_experiment(form.experiment()).config);
+  const auto none = CoreChecks::predicted_peak_bytes(config::parse_experiment(form.experiment()).config);
   const auto sharded = CoreChecks::predicted_peak_bytes(cfg);
   ASSERT_TRUE(none && sharded);
   EXPECT_GT(*none, *sharded);
@@ -130,7 +130,7 @@ TEST(SetupForm, SaveThenLoadKeepsEveryField) {
   ASSERT_TRUE(form.save_file(path));
   SetupForm other;
   ASSERT_TRUE(other.load_file(path));
-  EXPECT_EQ(train::parse_experiment(other.experiment()).config, train::parse_experiment(form.experiment()).config);
+  EXPECT_EQ(config::parse_experiment(other.experiment()).config, config::parse_experiment(form.experiment()).config);
   EXPECT_EQ(other.spin("train.checkpoint_every")->value(), 7);
   QFile::remove(path);
   QSignalSpy messages(&other, &SetupForm::message);

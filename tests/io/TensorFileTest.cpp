@@ -63,7 +63,9 @@ TEST(TensorFile, SafetensorsRoundTripOfEveryDTypeAndLayout) {
   for (size_t i = 0; i < out.size(); ++i) {
     const auto& [name, t] = out[i];
     SCOPED_TRACE(name);
-    if (i > 0) EXPECT_LT(out[i - 1].first, name) << "sorted by name";
+    if (i > 0) {
+      EXPECT_LT(out[i - 1].first, name) << "sorted by name";
+    }
     ASSERT_EQ(by_name.count(name), 1u);
     EXPECT_TRUE(same_bits(t, by_name[name]));
     EXPECT_TRUE(t.device().is_cpu());

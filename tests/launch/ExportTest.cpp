@@ -38,7 +38,7 @@ TEST(Export, TimmLoadsTheWeightsAndGivesHalosLogits) {
   io::NamedTensors weights = io::load_safetensors(dir + "/model.safetensors", &meta);
   EXPECT_EQ(meta["arch"], "convnext_atto");
   EXPECT_NE(meta["config"].find("\"num_classes\":4"), std::string::npos) << meta["config"];
-  model::ConvNeXt m(*model::find_convnext_variant("convnext_atto"), 4);
+  model::ConvNeXt m(*arch::find_convnext_variant("convnext_atto"), 4);
   {
     torch::NoGradGuard ng;
     auto params = m->named_parameters();

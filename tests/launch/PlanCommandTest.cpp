@@ -18,7 +18,9 @@ TEST(PlanCli, JsonListsEverySetupAndRecommendsOneThatFits) {
   ASSERT_EQ(j["setups"].size(), 3u + 9u);  // 1 device: 3 checkpoint choices; 4 devices: sp 1, 2, 4 x 3
   ASSERT_FALSE(j["recommended"].is_null());
   for (const auto& s : j["setups"])
-    if (s["fits"].get<bool>()) EXPECT_LE(s["reserved_bytes"].get<int64_t>(), j["budget_bytes"].get<int64_t>());
+    if (s["fits"].get<bool>()) {
+      EXPECT_LE(s["reserved_bytes"].get<int64_t>(), j["budget_bytes"].get<int64_t>());
+    }
   EXPECT_GT(j["experiment_setup"]["ranks"][0]["layers"].size(), 5u);
 }
 

@@ -9,7 +9,7 @@
 
 #include "RunHelpers.h"
 #include "launch/Verify.h"
-#include "model/ConvNeXtVariant.h"
+#include "arch/ConvNeXtVariant.h"
 
 namespace {
 
@@ -17,7 +17,7 @@ using Result = halo::testing::CliResult;
 Result run(const std::string& args) { return halo::testing::run_halo(args); }
 
 TEST(Verify, AcceptsEveryConvNeXtVariant) {
-  for (const auto& v : halo::model::convnext_variants()) {
+  for (const auto& v : halo::arch::convnext_variants()) {
     halo::launch::VerifyOptions o;
     o.arch = v.name;
     o.input = {1, 3, 64, 128};

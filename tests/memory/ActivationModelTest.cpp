@@ -20,8 +20,8 @@ using train::MemoryTracker;
 
 const int64_t kB = 2, kH = 64, kW = 128;
 
-model::ConvNeXtVariant variant(bool conv_mlp) {
-  auto v = *model::find_convnext_variant("convnext_test");  // dims 8, 16, 24, 32
+arch::ConvNeXtVariant variant(bool conv_mlp) {
+  auto v = *arch::find_convnext_variant("convnext_test");  // dims 8, 16, 24, 32
   v.conv_mlp = conv_mlp;
   return v;
 }
@@ -60,7 +60,7 @@ Seen run_forward(bool bf16, F f) {
 }
 
 ShardedTensor input(int64_t c, int64_t h, int64_t w, at::ScalarType dt) {
-  return {torch::randn({kB, c, h, w}).to(dt).requires_grad_(), parallel::even_partition(w, 1),
+  return {torch::randn({kB, c, h, w}).to(dt).requires_grad_(), shard::even_partition(w, 1),
           parallel::Communicator::solo()};
 }
 
@@ -97,7 +97,7 @@ TEST_P(SingleLayer, StemAndDownsampleSaveWhatThePlannerPredicts) {
   model::ConvNeXt net(v, 10);
   {
     const LayerMemory& l = layer(layers, "stem");
-    ShardedTensor img{torch::randn({kB, 3, kH, kW}), parallel::even_partition(kW, 1), parallel::Communicator::solo()};
+    ShardedTensor img{torch::randn({kB, 3, kH, kW}), shard::even_partition(kW, 1), parallel::Communicator::solo()};
     const Seen seen = run_forward(bf16(), [&] {
       ShardedTensor y = net->stem->at<model::ShardedConv2dImpl>(0).forward(img);
       return net->stem->at<model::LayerNorm2dImpl>(1).forward(y.local);
@@ -131,7 +131,7 @@ INSTANTIATE_TEST_SUITE_P(PrecisionAndMlp, SingleLayer,
 TEST(WholeStep, PeakMatchesTheSimulation) {
   MemoryTracker::install();
   torch::manual_seed(0);
-  const auto v = *model::find_convnext_variant("convnext_test");
+  const auto v = *arch::find_convnext_variant("convnext_test");
   ActivationInput in;
   in.variant = v;
   in.images = 4;
@@ -144,7 +144,7 @@ TEST(WholeStep, PeakMatchesTheSimulation) {
       net->set_checkpoint(level == "block" ? model::CheckpointLevel::Block : model::CheckpointLevel::Stage);
     auto step = [&] {
       at::Tensor images = torch::randn({in.images, 3, in.height, in.width});
-      ShardedTensor x{images, parallel::even_partition(in.width, 1), parallel::Communicator::solo()};
+      ShardedTensor x{images, shard::even_partition(in.width, 1), parallel::Communicator::solo()};
       at::Tensor loss = torch::cross_entropy_loss(net->forward(x), torch::zeros({in.images}, torch::kLong));
       loss.backward();
     };
@@ -154,7 +154,7 @@ TEST(WholeStep, PeakMatchesTheSimulation) {
     step();
     const double measured = static_cast<double>(MemoryTracker::cpu().peak - start);
     const StepPeak p =
-        simulate_step(layers, checkpoint_segments(layers, level), in.images * 3 * in.height * in.width * 4);
+        simulate_step(layers, checkpoint_segments(layers, level == "none" ? std::nullopt : config::from_string<config::CheckpointLevel>(level)), in.images * 3 * in.height * in.width * 4);
     EXPECT_NEAR(static_cast<double>(p.peak) / measured, 1.0, 0.05)
         << level << ": predicted " << p.peak << " at " << p.where << ", measured " << measured;
   }
@@ -162,7 +162,7 @@ TEST(WholeStep, PeakMatchesTheSimulation) {
 
 TEST(ParameterCount, MatchesTheModel) {
   for (const char* name : {"convnext_test", "convnext_atto", "convnext_tiny"}) {
-    const auto v = *model::find_convnext_variant(name);
+    const auto v = *arch::find_convnext_variant(name);
     model::ConvNeXt net(v, 10);
     int64_t n = 0;
     for (const auto& p : net->parameters()) n += p.numel();

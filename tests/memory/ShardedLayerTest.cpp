@@ -20,7 +20,7 @@ const char* kLayers[] = {"stem", "stages.1.downsample", "stages.1.blocks.0", "st
 
 ActivationInput input(int sp, int rank) {
   ActivationInput in;
-  in.variant = *model::find_convnext_variant("convnext_test");
+  in.variant = *arch::find_convnext_variant("convnext_test");
   in.images = kB;
   in.height = kH;
   in.width = kW;
@@ -34,7 +34,7 @@ void run_rank(int sp, const testing::RankHarness& h) {
   train::MemoryTracker::install();
   torch::manual_seed(0);
   auto mesh = h.join({1, sp});
-  const auto v = *model::find_convnext_variant("convnext_test");
+  const auto v = *arch::find_convnext_variant("convnext_test");
   model::ConvNeXt net(v, 10);
   const auto layers = activation_layers(input(sp, h.rank()));
   std::ofstream out(fmt::format("{}/r{}.txt", h.dir(), h.rank()));
@@ -84,7 +84,9 @@ TEST_P(ShardedLayer, SavedBytesIncludeHaloColumns) {
     while (in >> name >> seen >> predicted >> left >> right) {
       ++rows;
       EXPECT_EQ(seen, predicted) << name << " on rank " << r << " of " << sp;
-      if (name.find("blocks") != std::string::npos) EXPECT_EQ(left + right, 6) << name;  // 7x7 depthwise: 3 + 3
+      if (name.find("blocks") != std::string::npos) {
+        EXPECT_EQ(left + right, 6) << name;  // 7x7 depthwise: 3 + 3
+      }
     }
     EXPECT_EQ(rows, 4) << "rank " << r;
   }

@@ -9,13 +9,13 @@
 namespace halo::memory {
 namespace {
 
-train::ExperimentConfig tiny() {
-  train::ExperimentConfig c;
+config::ExperimentConfig tiny() {
+  config::ExperimentConfig c;
   c.model.arch = "convnext_tiny";
   c.data.views = 7;
   c.data.height = 256;
   c.data.width = 1024;
-  c.parallel.strategy = "none";
+  c.parallel.strategy = config::Strategy::None;
   c.parallel.sp = 1;
   return c;
 }
@@ -44,7 +44,7 @@ TEST(StrategyPlanner, ShardingLowersThePeakAndCheckpointingCostsTime) {
   const PlanResult r = plan_setups(tiny(), {1, 4}, int64_t{64} << 30, stored_rates(DeviceKind::Cpu));
   auto find = [&](int devices, int sp, const std::string& level) {
     for (const auto& row : r.rows)
-      if (row.devices == devices && row.sp == sp && row.checkpoint_level == level) return row;
+      if (row.devices == devices && row.sp == sp && config::checkpoint_label(row.checkpoint) == level) return row;
     throw std::runtime_error("missing row");
   };
   const PlanRow none = find(1, 1, "none"), ck = find(1, 1, "block"), tp4 = find(4, 4, "none");
@@ -55,7 +55,7 @@ TEST(StrategyPlanner, ShardingLowersThePeakAndCheckpointingCostsTime) {
 }
 
 TEST(StrategyPlanner, WidthThatCannotShardIsReported) {
-  train::ExperimentConfig c = tiny();
+  config::ExperimentConfig c = tiny();
   c.data.width = 992;  // 31 columns in stage 3: one rank, not two
   const PlanResult r = plan_setups(c, {1, 2}, int64_t{64} << 30, stored_rates(DeviceKind::Cpu));
   bool reported = false;
@@ -68,14 +68,14 @@ TEST(StrategyPlanner, WidthThatCannotShardIsReported) {
 }
 
 TEST(StrategyPlanner, LauncherWarnsOnlyWhenTheRunWouldNotFit) {
-  train::ExperimentConfig huge = tiny();
+  config::ExperimentConfig huge = tiny();
   huge.model.arch = "convnext_xlarge";
   huge.data.height = 2048;
   huge.data.width = 8192;  // terabytes of activations: no CPU host has them
   const auto w = fit_warning(huge);
   ASSERT_TRUE(w.has_value());
   EXPECT_NE(w->find("does not fit"), std::string::npos) << *w;
-  train::ExperimentConfig small = tiny();
+  config::ExperimentConfig small = tiny();
   small.model.arch = "convnext_test";
   small.data.height = 32;
   small.data.width = 64;

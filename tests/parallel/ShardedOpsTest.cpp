@@ -21,17 +21,17 @@ namespace {
 struct OpCase {
   std::string op;  // conv | maxpool | avgpool | avgpool_nopad | gap | batchnorm | gather | scatter
   int64_t B = 2, C = 4, H = 5, W = 8;
-  ConvSpec spec;
+  shard::ConvSpec spec;
   torch::Dtype dtype = torch::kFloat64;
   bool overlap = true;
 };
 
 bool outputs_nonempty(const OpCase& c, int sp) {
-  const Partition in = even_partition(c.W, sp);
-  const Window w = c.spec.along_w();
-  if (output_width(c.W, w) <= 0) return false;
-  const Partition out = output_partition(in, w);
-  for (const Span& s : out.spans())
+  const shard::Partition in = shard::even_partition(c.W, sp);
+  const shard::Window w = c.spec.along_w();
+  if (shard::output_width(c.W, w) <= 0) return false;
+  const shard::Partition out = shard::output_partition(in, w);
+  for (const shard::Span& s : out.spans())
     if (s.empty()) return false;
   const int64_t kh = c.spec.dilation[0] * (c.spec.kernel[0] - 1) + 1;
   return c.H + 2 * c.spec.padding[0] >= kh;
@@ -151,7 +151,7 @@ void run_rank(const std::string& family, int sp, const testing::RankHarness& h) 
     torch::Tensor y, y_grad;
     if (c.op == "scatter") {
       x_in = d.x.clone().requires_grad_(true);
-      ShardedTensor s = scatter_width(x_in, even_partition(c.W, sp), group);
+      ShardedTensor s = scatter_width(x_in, shard::even_partition(c.W, sp), group);
       y = s.local;
       y_grad = d.grad_out.narrow(-1, s.part.span(group->rank()).begin, s.local.size(-1));
     } else {
@@ -173,7 +173,7 @@ void run_rank(const std::string& family, int sp, const testing::RankHarness& h) 
           ar.write(fmt::format("c{}/running_var", i), bn.running_var);
         }
         y = out.local;
-        const Span mine = out.part.span(group->rank());
+        const shard::Span mine = out.part.span(group->rank());
         y_grad = d.grad_out.narrow(-1, mine.begin, mine.size());
       }
     }

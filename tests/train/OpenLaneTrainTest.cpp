@@ -30,16 +30,16 @@ const char* const kKeys[] = {"lc_loss_cls",
                              "topology_lcte_loss_cls",
                              "loss"};
 
-ExperimentConfig tiny(int sp) {
-  ExperimentConfig c;
-  c.task = "openlanev2";
+config::ExperimentConfig tiny(int sp) {
+  config::ExperimentConfig c;
+  c.task = config::Task::OpenLaneV2;
   c.model.arch = "convnext_test";
   c.model.dim = 16;
   c.data.views = 3;
   c.data.height = 64;
   c.data.width = 128;
   c.parallel.sp = sp;
-  c.parallel.strategy = sp > 1 ? "tp" : "none";
+  c.parallel.strategy = sp > 1 ? config::Strategy::Tp : config::Strategy::None;
   c.optim.lr = 2e-3;
   c.optim.weight_decay = 1e-4;
   c.optim.grad_clip = 35;  // the baseline's max_norm
@@ -48,7 +48,7 @@ ExperimentConfig tiny(int sp) {
   return c;
 }
 
-nlohmann::json train(ExperimentConfig cfg, std::shared_ptr<parallel::Mesh> mesh, int steps) {
+nlohmann::json train(config::ExperimentConfig cfg, std::shared_ptr<parallel::Mesh> mesh, int steps) {
   cfg.schedule.steps = steps;  // the cosine schedule spans the run
   Trainer t(cfg, std::move(mesh));
   nlohmann::json out = nlohmann::json::array();
@@ -99,9 +99,9 @@ void generate(const std::filesystem::path& root) {
   data::generate_synthetic(o);
 }
 
-ExperimentConfig on_pipeline(const std::string& root, int sp) {
-  ExperimentConfig c = tiny(sp);
-  c.data.source = "openlanev2";
+config::ExperimentConfig on_pipeline(const std::string& root, int sp) {
+  config::ExperimentConfig c = tiny(sp);
+  c.data.source = config::DataSource::OpenLaneV2;
   c.data.root = root;
   c.data.views = 7;
   c.data.workers = 1;
@@ -121,7 +121,7 @@ TEST(OpenLaneTraining, ShardedAndSingleProcessLossesAgree) {
 }
 
 TEST(OpenLaneTraining, LossFallsOnSyntheticFrames) {
-  ExperimentConfig cfg = tiny(1);
+  config::ExperimentConfig cfg = tiny(1);
   cfg.optim.lr = 5e-3;
   const nlohmann::json l = train(cfg, parallel::Mesh::solo(), 20);
   print_first_last(l);

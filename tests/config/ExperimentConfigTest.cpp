@@ -6,9 +6,9 @@
 #include <limits>
 #include <map>
 
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 
-namespace halo::train {
+namespace halo::config {
 namespace {
 
 using nlohmann::json;
@@ -53,14 +53,14 @@ TEST(ExperimentConfig, ToJsonWritesEveryField) {
 TEST(ExperimentConfig, EveryNonDefaultValueRoundTripsThroughText) {
   ExperimentConfig c;
   c.name = "olv2.run_2";
-  c.task = "openlanev2";
+  c.task = config::Task::OpenLaneV2;
   c.run_dir = "/tmp/runs/x";
   c.model = {"resnet18", 21, 0.25};
-  c.data = {"openlanev2", "/data/openlane-v2", 6, 720, 1280, 3, 4, "train"};
-  c.parallel = {"tp+checkpoint", 4, 2, "stage", "nccl", "cuda", 3};
-  c.optim = {"sgd", 0.1234567890123, 1e-4, 0.85, 0.8, 0.95, 1e-6, 0.0, true, 512};
+  c.data = {DataSource::OpenLaneV2, "/data/openlane-v2", 6, 720, 1280, 3, 4, EvalSplit::Train};
+  c.parallel = {Strategy::TpCheckpoint, 4, 2, CheckpointLevel::Stage, Backend::Nccl, Device::Cuda, 3};
+  c.optim = {OptimizerKind::Sgd, 0.1234567890123, 1e-4, 0.85, 0.8, 0.95, 1e-6, 0.0, true, 512};
   c.schedule = {1000, 100, 0.0};
-  c.train = {4, "fp16", std::numeric_limits<uint64_t>::max(), 10, 100, 50};
+  c.train = {4, Precision::Fp16, std::numeric_limits<uint64_t>::max(), 10, 100, 50};
   const ConfigResult r = parse(to_json(c).dump(2));
   EXPECT_TRUE(r.problems.empty()) << describe_problems(r.problems);
   EXPECT_TRUE(r.warnings.empty());
@@ -347,4 +347,4 @@ TEST(ExperimentConfig, DescribeProblemsFormatsOneLineEach) {
 }
 
 }  // namespace
-}  // namespace halo::train
+}  // namespace halo::config

@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "parallel/Partition.h"
+#include "shard/Partition.h"
 
-namespace halo::parallel {
+namespace halo::shard {
 
 // One contiguous piece of the extended input, in global column order.
 struct Piece {
@@ -47,4 +47,4 @@ HaloPlan make_halo_plan(const Partition& in, const Window& w, int rank, const ch
 // Plan where each rank's needed columns are given directly (same rules, no window).
 HaloPlan make_halo_plan(const Partition& in, const std::vector<Span>& needed_by_rank, int rank);
 
-}  // namespace halo::parallel
+}  // namespace halo::shard

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 #include "util/Error.h"
 
-namespace halo::train {
+namespace halo::config {
 namespace {
 
 namespace fs = std::filesystem;
@@ -64,12 +64,12 @@ TEST(ShippedExperiments, QuickstartIsConvNeXtAttoOnTwoCpuRanks) {
   const ExperimentConfig c = load_experiment(shipped("quickstart.json"), {});
   EXPECT_EQ(c.model.arch, "convnext_atto");
   EXPECT_EQ(c.model.num_classes, 10);
-  EXPECT_EQ(c.data.source, "synthetic");
+  EXPECT_EQ(c.data.source, config::DataSource::Synthetic);
   EXPECT_EQ((std::vector<int64_t>{c.data.views, c.data.height, c.data.width}), (std::vector<int64_t>{7, 64, 256}));
-  EXPECT_EQ(c.parallel.strategy, "tp");
+  EXPECT_EQ(c.parallel.strategy, config::Strategy::Tp);
   EXPECT_EQ(c.parallel.sp, 2);
-  EXPECT_EQ(c.parallel.device, "cpu");
-  EXPECT_EQ(c.optim.name, "adamw");
+  EXPECT_EQ(c.parallel.device, config::Device::Cpu);
+  EXPECT_EQ(c.optim.name, config::OptimizerKind::AdamW);
   EXPECT_LE(c.schedule.steps * c.data.batch, 400);  // about a minute on 2 CPU cores
   EXPECT_LT(c.schedule.warmup_steps, c.schedule.steps);
   EXPECT_EQ(c.train.seed, 0u);
@@ -78,14 +78,14 @@ TEST(ShippedExperiments, QuickstartIsConvNeXtAttoOnTwoCpuRanks) {
 
 TEST(ShippedExperiments, OpenLaneV2BaselineHasTheBaselineWeights) {
   const ExperimentConfig c = load_experiment(shipped("openlanev2_baseline.json"), {});
-  EXPECT_EQ(c.task, "openlanev2");
+  EXPECT_EQ(c.task, config::Task::OpenLaneV2);
   EXPECT_EQ(c.data.views, 7);  // subset_A
   EXPECT_EQ(c.parallel.sp, 2);
-  EXPECT_EQ(c.parallel.device, "cpu");
+  EXPECT_EQ(c.parallel.device, config::Device::Cpu);
   EXPECT_EQ(c.data.width % (32 * c.parallel.sp), 0);  // FPN stripes line up
   // plugin/mmdet3d/configs/baseline.py: loss weights, AdamW lr 1e-4 / wd 1e-4, max_norm 35.
   EXPECT_EQ(c.loss, (LossConfig{1.0, 2.5, 1.0, 2.5, 1.0, 2.0, 2.0}));
-  EXPECT_EQ(c.optim.name, "adamw");
+  EXPECT_EQ(c.optim.name, config::OptimizerKind::AdamW);
   EXPECT_DOUBLE_EQ(c.optim.lr, 1e-4);
   EXPECT_DOUBLE_EQ(c.optim.weight_decay, 1e-4);
   EXPECT_DOUBLE_EQ(c.optim.grad_clip, 35.0);
@@ -95,12 +95,12 @@ TEST(ShippedExperiments, ConvNeXtXlSeedIsThePublishedTp4Setup) {
   const ExperimentConfig c = load_experiment(shipped("convnext_xl_seed.json"), {});
   EXPECT_EQ(c.model.arch, "convnext_xlarge");
   EXPECT_EQ((std::vector<int64_t>{c.data.views, c.data.height, c.data.width}), (std::vector<int64_t>{7, 512, 2048}));
-  EXPECT_EQ(c.parallel.device, "cuda");
-  EXPECT_EQ(c.parallel.backend, "nccl");
-  EXPECT_EQ(c.parallel.strategy, "tp");
+  EXPECT_EQ(c.parallel.device, config::Device::Cuda);
+  EXPECT_EQ(c.parallel.backend, config::Backend::Nccl);
+  EXPECT_EQ(c.parallel.strategy, config::Strategy::Tp);
   EXPECT_EQ(c.parallel.sp, 4);
-  EXPECT_EQ(c.train.precision, "fp32");
-  EXPECT_EQ(c.optim.name, "adamw");
+  EXPECT_EQ(c.train.precision, config::Precision::Fp32);
+  EXPECT_EQ(c.optim.name, config::OptimizerKind::AdamW);
   EXPECT_EQ(c.schedule.steps, 100);
 }
 
@@ -147,7 +147,7 @@ TEST_F(ExperimentFileTest, OverridesApplyBeforeValidation) {
   const std::string quick = shipped("quickstart.json");
   const ExperimentConfig c = load_experiment(quick, {"parallel.sp=1", "parallel.strategy=none", "optim.lr=5e-4"});
   EXPECT_EQ(c.parallel.sp, 1);
-  EXPECT_EQ(c.parallel.strategy, "none");
+  EXPECT_EQ(c.parallel.strategy, config::Strategy::None);
   EXPECT_EQ(c.optim.lr, 5e-4);
   const std::string msg = error_of([&] { load_experiment(quick, {"parallel.sp=1"}); });
   EXPECT_NE(msg.find("  - parallel.sp: 1: \"tp\" shards the width"), std::string::npos) << msg;
@@ -212,9 +212,9 @@ INSTANTIATE_TEST_SUITE_P(Text, MalformedOverride,
                          ::testing::Values("optim.lr", "=5", ".lr=1", "optim..lr=1", "optim.=1", "", "optim.lr.x=1"));
 
 }  // namespace
-}  // namespace halo::train
+}  // namespace halo::config
 
-namespace halo::train {
+namespace halo::config {
 namespace {
 
 // Hostile files: each is a util::Error naming the file and the field, never a crash.
@@ -274,4 +274,4 @@ TEST_F(ExperimentFileTest, UnknownHostileKeysWarnWithoutEchoingEverything) {
 }
 
 }  // namespace
-}  // namespace halo::train
+}  // namespace halo::config

@@ -1,12 +1,12 @@
 // Halo plans: from partitions to per-peer transfers. A rank's halo can reach past its
 // neighbour into ranks beyond it; every piece comes from the rank that owns it.
-#include "parallel/HaloPlan.h"
+#include "shard/HaloPlan.h"
 
 #include <fmt/format.h>
 
 #include "util/Error.h"
 
-namespace halo::parallel {
+namespace halo::shard {
 
 bool HaloPlan::is_local() const {
   for (const Piece& p : pieces)
@@ -62,4 +62,4 @@ HaloPlan make_halo_plan(const Partition& in, const Window& w, int rank, const ch
   return plan;
 }
 
-}  // namespace halo::parallel
+}  // namespace halo::shard

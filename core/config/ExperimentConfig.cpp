@@ -1,6 +1,6 @@
 // One table of fields (visit_fields) is walked by the reader, the writer and the
 // unknown-key check, so defaults, validation and serialisation cannot drift apart.
-#include "train/ExperimentConfig.h"
+#include "config/ExperimentConfig.h"
 
 #include <algorithm>
 #include <cctype>
@@ -14,15 +14,16 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "model/ConvNeXtVariant.h"
+#include "arch/ConvNeXtVariant.h"
 #include "util/Error.h"
 
-namespace halo::train {
+namespace halo::config {
 
 using nlohmann::json;
 
@@ -113,6 +114,9 @@ class Reader {
   }
   void field(const std::string& path, std::string& out, Any) { field(path, out, Choices{}); }
   void field(const std::string& path, std::string& out, Choices options) {
+    field(path, out, std::vector<std::string_view>(options));
+  }
+  void field(const std::string& path, std::string& out, const std::vector<std::string_view>& options) {
     const json* v = find(path);
     if (!v) return;
     const std::string fix =
@@ -122,6 +126,14 @@ class Reader {
     if (options.size() && std::find(options.begin(), options.end(), v->get<std::string>()) == options.end())
       return problem(path, *v, fix);
     out = v->get<std::string>();
+  }
+  template <class E>
+  requires std::is_enum_v<E>
+  void field(const std::string& path, E& out, Any) {
+    std::string text(to_string(out));
+    const std::vector<std::string_view> options = names<E>();
+    field(path, text, options);
+    if (auto e = from_string<E>(text)) out = *e;
   }
   template <class T>
   void field(const std::string& path, T& out, Range r) {
@@ -185,6 +197,9 @@ struct Writer {
   json out = json::object();
   void section(const std::string& key) { out[key] = json::object(); }
   void field(const std::string& path, const std::string& v, Choices) { field(path, v, Any{}); }
+  template <class E>
+  requires std::is_enum_v<E>
+  void field(const std::string& path, const E& v, Any) { field(path, std::string(to_string(v)), Any{}); }
   template <class T, class Rule>
   void field(std::string path, const T& v, Rule) {
     std::replace(path.begin(), path.end(), '.', '/');
@@ -196,7 +211,7 @@ struct Writer {
 template <class Config, class V>
 void visit_fields(Config& c, V& v) {
   v.field("name", c.name, Any{});
-  v.field("task", c.task, {"convnext", "openlanev2"});
+  v.field("task", c.task, Any{});
   v.field("run_dir", c.run_dir, Any{});
   v.section("model");
   v.field("model.arch", c.model.arch, Any{});  // checked against the task below
@@ -212,24 +227,24 @@ void visit_fields(Config& c, V& v) {
   v.field("loss.lclc", c.loss.lclc, kNonNegative);
   v.field("loss.lcte", c.loss.lcte, kNonNegative);
   v.section("data");
-  v.field("data.source", c.data.source, {"synthetic", "openlanev2"});
+  v.field("data.source", c.data.source, Any{});
   v.field("data.root", c.data.root, Any{});
-  v.field("data.eval_split", c.data.eval_split, {"val", "train"});
+  v.field("data.eval_split", c.data.eval_split, Any{});
   v.field("data.views", c.data.views, Range{1, 64});
   v.field("data.height", c.data.height, Range{32, 65536});  // 32: the backbones' total stride
   v.field("data.width", c.data.width, Range{32, 65536});
   v.field("data.batch", c.data.batch, Range{1, 1'000'000});
   v.field("data.workers", c.data.workers, Range{0, 256});
   v.section("parallel");
-  v.field("parallel.strategy", c.parallel.strategy, {"none", "checkpoint", "tp", "tp+checkpoint"});
+  v.field("parallel.strategy", c.parallel.strategy, Any{});
   v.field("parallel.sp", c.parallel.sp, Range{1, 1024});
   v.field("parallel.dp", c.parallel.dp, Range{1, 1024});
-  v.field("parallel.checkpoint_level", c.parallel.checkpoint_level, {"block", "stage"});
-  v.field("parallel.backend", c.parallel.backend, {"auto", "gloo", "nccl"});
-  v.field("parallel.device", c.parallel.device, {"cpu", "cuda"});
+  v.field("parallel.checkpoint_level", c.parallel.checkpoint_level, Any{});
+  v.field("parallel.backend", c.parallel.backend, Any{});
+  v.field("parallel.device", c.parallel.device, Any{});
   v.field("parallel.threads_per_rank", c.parallel.threads_per_rank, Range{1, 1024});
   v.section("optim");
-  v.field("optim.name", c.optim.name, {"adamw", "sgd", "lamb"});
+  v.field("optim.name", c.optim.name, Any{});
   v.field("optim.lr", c.optim.lr, kPositive);
   v.field("optim.weight_decay", c.optim.weight_decay, kNonNegative);
   v.field("optim.momentum", c.optim.momentum, kUnitOpen);
@@ -245,7 +260,7 @@ void visit_fields(Config& c, V& v) {
   v.field("schedule.min_lr_ratio", c.schedule.min_lr_ratio, kUnit);
   v.section("train");
   v.field("train.accumulation", c.train.accumulation, Range{1, 65536});
-  v.field("train.precision", c.train.precision, {"fp32", "bf16", "fp16"});
+  v.field("train.precision", c.train.precision, Any{});
   v.field("train.seed", c.train.seed, Any{});
   v.field("train.log_every", c.train.log_every, Range{1, kBillion});
   v.field("train.checkpoint_every", c.train.checkpoint_every, Range{0, kBillion});
@@ -268,33 +283,36 @@ void check_combinations(const ExperimentConfig& c, const Reader& r, std::vector<
     add("name", quote(c.name),
         "use 1-100 letters, digits, '-', '_' or '.', not starting with '.' (it names the run directory)");
   if (ok({"model.arch", "task"})) {
-    const std::string names = model::convnext_variant_names();
-    if (c.model.arch == "resnet18" && c.task != "openlanev2")
+    const std::string names = arch::convnext_variant_names();
+    if (c.model.arch == "resnet18" && c.task != Task::OpenLaneV2)
       add("model.arch", quote(c.model.arch),
           "resnet18 is for task openlanev2: set the task, or choose one of: " + names);
-    else if (c.model.arch != "resnet18" && !model::find_convnext_variant(c.model.arch))
-      add("model.arch", quote(c.model.arch), "choose one of: " + names + (c.task == "openlanev2" ? ", resnet18" : ""));
+    else if (c.model.arch != "resnet18" && !arch::find_convnext_variant(c.model.arch))
+      add("model.arch", quote(c.model.arch),
+          "choose one of: " + names + (c.task == Task::OpenLaneV2 ? ", resnet18" : ""));
   }
-  if (ok({"data.source", "data.root"}) && c.data.source == "openlanev2" && c.data.root.empty())
+  if (ok({"data.source", "data.root"}) && c.data.source == DataSource::OpenLaneV2 && c.data.root.empty())
     add("data.root", quote(c.data.root),
         "set data.root to the OpenLane-V2 directory, or use data.source \"synthetic\"");
   if (ok({"train.eval_every", "data.source", "task"}) && c.train.eval_every > 0 &&
-      (c.task != "openlanev2" || c.data.source != "openlanev2"))
+      (c.task != Task::OpenLaneV2 || c.data.source != DataSource::OpenLaneV2))
     add("train.eval_every", std::to_string(c.train.eval_every),
         "evaluation scores OpenLane-V2 predictions against labelled frames on disk: use task \"openlanev2\" with "
         "data.source \"openlanev2\" and data.root, or set train.eval_every to 0");
-  const bool shards = c.parallel.strategy.starts_with("tp");  // tp, tp+checkpoint
-  if (ok({"parallel.strategy", "parallel.sp"}) && shards != (c.parallel.sp > 1))
+  const bool sharded = shards(c.parallel.strategy);  // tp, tp+checkpoint
+  if (ok({"parallel.strategy", "parallel.sp"}) && sharded != (c.parallel.sp > 1))
     add("parallel.sp", std::to_string(c.parallel.sp),
-        quote(c.parallel.strategy) +
-            (shards ? " shards the width over sp ranks: set parallel.sp to 2 or more, or choose "
-                      "strategy none or checkpoint"
-                    : " does not shard: set parallel.sp to 1, or choose strategy tp or tp+checkpoint"));
-  if (ok({"parallel.backend", "parallel.device"}) && c.parallel.backend == "nccl" && c.parallel.device == "cpu")
-    add("parallel.backend", quote(c.parallel.backend),
+        quote(name_of(c.parallel.strategy)) +
+            (sharded ? " shards the width over sp ranks: set parallel.sp to 2 or more, or choose "
+                       "strategy none or checkpoint"
+                     : " does not shard: set parallel.sp to 1, or choose strategy tp or tp+checkpoint"));
+  if (ok({"parallel.backend", "parallel.device"}) && c.parallel.backend == Backend::Nccl &&
+      c.parallel.device == Device::Cpu)
+    add("parallel.backend", quote(name_of(c.parallel.backend)),
         "NCCL needs CUDA tensors: use backend gloo or auto on device cpu, or set parallel.device to cuda");
-  if (ok({"train.precision", "parallel.device"}) && c.train.precision == "fp16" && c.parallel.device == "cpu")
-    add("train.precision", quote(c.train.precision), "fp16 needs device cuda: use bf16 or fp32 on cpu");
+  if (ok({"train.precision", "parallel.device"}) && c.train.precision == Precision::Fp16 &&
+      c.parallel.device == Device::Cpu)
+    add("train.precision", quote(name_of(c.train.precision)), "fp16 needs device cuda: use bf16 or fp32 on cpu");
   if (ok({"schedule.steps", "schedule.warmup_steps"}) && c.schedule.warmup_steps > c.schedule.steps)
     add("schedule.warmup_steps", std::to_string(c.schedule.warmup_steps),
         fmt::format("use at most schedule.steps ({})", c.schedule.steps));
@@ -442,4 +460,4 @@ std::string describe_problems(const std::vector<ConfigProblem>& p) {
   return out;
 }
 
-}  // namespace halo::train
+}  // namespace halo::config

@@ -5,9 +5,9 @@
 #include <array>
 #include <cstdint>
 
-#include "parallel/Partition.h"
+#include "shard/Partition.h"
 
-namespace halo::parallel {
+namespace halo::shard {
 
 struct ConvSpec {
   std::array<int64_t, 2> kernel{1, 1};  // (kH, kW)
@@ -22,4 +22,4 @@ struct ConvSpec {
   }
 };
 
-}  // namespace halo::parallel
+}  // namespace halo::shard

@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace halo::train {
+#include "config/Enums.h"
+
+namespace halo::config {
 
 struct ModelConfig {
   std::string arch = "convnext_atto";
@@ -25,30 +27,30 @@ struct LossConfig {
 };
 
 struct DataConfig {
-  std::string source = "synthetic";  // synthetic|openlanev2
-  std::string root;                  // required for openlanev2
+  DataSource source = DataSource::Synthetic;
+  std::string root;  // required for openlanev2
   int64_t views = 7;
   int64_t height = 64;
   int64_t width = 256;
   int64_t batch = 1;  // samples per dp group per micro-step
   int workers = 2;
-  std::string eval_split = "val";  // train.eval_every scores the model on <root>/<eval_split>
+  EvalSplit eval_split = EvalSplit::Val;  // train.eval_every scores the model on <root>/<eval_split>
   bool operator==(const DataConfig&) const = default;
 };
 
 struct ParallelConfig {
-  std::string strategy = "tp";  // none|checkpoint|tp|tp+checkpoint
+  Strategy strategy = Strategy::Tp;
   int sp = 2;
   int dp = 1;
-  std::string checkpoint_level = "block";  // block|stage
-  std::string backend = "auto";            // auto|gloo|nccl
-  std::string device = "cpu";              // cpu|cuda
+  CheckpointLevel checkpoint_level = CheckpointLevel::Block;
+  Backend backend = Backend::Auto;
+  Device device = Device::Cpu;
   int threads_per_rank = 1;
   bool operator==(const ParallelConfig&) const = default;
 };
 
 struct OptimConfig {
-  std::string name = "adamw";  // adamw|sgd|lamb
+  OptimizerKind name = OptimizerKind::AdamW;
   double lr = 1e-3;
   double weight_decay = 0.05;
   double momentum = 0.9;
@@ -70,7 +72,7 @@ struct ScheduleConfig {
 
 struct TrainConfig {
   int accumulation = 1;
-  std::string precision = "fp32";  // fp32|bf16|fp16
+  Precision precision = Precision::Fp32;
   uint64_t seed = 0;
   int log_every = 1;
   int checkpoint_every = 0;  // 0 = only at the end
@@ -80,8 +82,8 @@ struct TrainConfig {
 
 struct ExperimentConfig {
   std::string name = "experiment";
-  std::string task = "convnext";  // convnext|openlanev2
-  std::string run_dir;            // empty: runs/<name>-<timestamp> chosen by the launcher
+  Task task = Task::Convnext;
+  std::string run_dir;  // empty: runs/<name>-<timestamp> chosen by the launcher
   ModelConfig model;
   LossConfig loss;
   DataConfig data;
@@ -126,4 +128,4 @@ nlohmann::json to_json(const ExperimentConfig& c);
 // "  - field: value: fix" per problem, newline-separated.
 std::string describe_problems(const std::vector<ConfigProblem>& p);
 
-}  // namespace halo::train
+}  // namespace halo::config

@@ -4,12 +4,12 @@
 
 #include <map>
 
-#include "parallel/HaloPlan.h"
-#include "parallel/Partition.h"
-#include "parallel/ShardingCheck.h"
+#include "shard/HaloPlan.h"
+#include "shard/Partition.h"
+#include "shard/ShardingCheck.h"
 #include "util/Error.h"
 
-namespace halo::parallel {
+namespace halo::shard {
 namespace {
 
 TEST(Partition, EvenSplitsAndRejectsUneven) {
@@ -121,4 +121,4 @@ TEST(ShardingCheck, NamesLayerAndNearestWidths) {
 }
 
 }  // namespace
-}  // namespace halo::parallel
+}  // namespace halo::shard

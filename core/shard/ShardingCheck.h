@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "parallel/Partition.h"
+#include "shard/Partition.h"
 
-namespace halo::parallel {
+namespace halo::shard {
 
 struct LayerWindow {
   std::string name;  // "stages.1.downsample.1"
@@ -25,4 +25,4 @@ bool is_shardable(const std::vector<LayerWindow>& layers, int64_t width, int sp)
 // The nearest widths below and above W that pass (0 when none within range).
 std::pair<int64_t, int64_t> nearest_shardable(const std::vector<LayerWindow>& layers, int64_t width, int sp);
 
-}  // namespace halo::parallel
+}  // namespace halo::shard

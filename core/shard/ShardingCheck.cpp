@@ -1,12 +1,12 @@
 // Simulates the partitions through the layers with the same pure functions the ops use,
 // so the check and the run can never disagree.
-#include "parallel/ShardingCheck.h"
+#include "shard/ShardingCheck.h"
 
 #include <fmt/format.h>
 
 #include "util/Error.h"
 
-namespace halo::parallel {
+namespace halo::shard {
 
 namespace {
 
@@ -59,4 +59,4 @@ std::vector<Partition> check_shardable(const std::vector<LayerWindow>& layers, i
   throw util::Error(fmt::format("width {} cannot be sharded over sp={}: {}", width, sp, why), hint);
 }
 
-}  // namespace halo::parallel
+}  // namespace halo::shard

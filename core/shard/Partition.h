@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace halo::parallel {
+namespace halo::shard {
 
 // Half-open column range [begin, end) in global coordinates.
 struct Span {
@@ -61,4 +61,4 @@ Partition even_partition(int64_t width, int parts);
 // the whole output.
 Partition output_partition(const Partition& in, const Window& w);
 
-}  // namespace halo::parallel
+}  // namespace halo::shard

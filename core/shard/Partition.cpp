@@ -1,6 +1,6 @@
 // Width partitions and window reach: pure functions that tests call directly.
 // World size 1 is the same code with a single span.
-#include "parallel/Partition.h"
+#include "shard/Partition.h"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 
 #include "util/Error.h"
 
-namespace halo::parallel {
+namespace halo::shard {
 
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -75,4 +75,4 @@ Partition output_partition(const Partition& in, const Window& w) {
   return Partition(out_w, std::move(spans));
 }
 
-}  // namespace halo::parallel
+}  // namespace halo::shard

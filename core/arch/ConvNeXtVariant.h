@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
-namespace halo::model {
+#include "shard/ShardingCheck.h"
+
+namespace halo::arch {
 
 struct ConvNeXtVariant {
   std::string name;
@@ -21,4 +23,7 @@ const std::vector<ConvNeXtVariant>& convnext_variants();
 std::optional<ConvNeXtVariant> find_convnext_variant(const std::string& name);
 std::string convnext_variant_names();  // "convnext_atto, convnext_femto, ..."
 
-}  // namespace halo::model
+// Every layer that changes or reads across W, in order (for the pre-launch check).
+std::vector<shard::LayerWindow> convnext_layer_windows(const ConvNeXtVariant& v);
+
+}  // namespace halo::arch

@@ -1,0 +1,90 @@
+// The experiment's named choices as enums, each with one table of its spellings in
+// experiment files: to_string / from_string / names read that table and nothing else.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace halo::config {
+
+enum class Task { Convnext, OpenLaneV2 };
+enum class DataSource { Synthetic, OpenLaneV2 };
+enum class EvalSplit { Val, Train };
+enum class Strategy { None, Checkpoint, Tp, TpCheckpoint };
+enum class CheckpointLevel { Block, Stage };
+enum class Backend { Auto, Gloo, Nccl };
+enum class Device { Cpu, Cuda };
+enum class OptimizerKind { AdamW, Sgd, Lamb };
+enum class Precision { Fp32, Bf16, Fp16 };
+
+template <class E>
+struct EnumTable;  // static constexpr std::array<std::pair<E, std::string_view>, N> names
+
+#define HALO_ENUM_TABLE(E, ...)                                                                       \
+  template <>                                                                                         \
+  struct EnumTable<E> {                                                                               \
+    static constexpr std::array names = std::to_array<std::pair<E, std::string_view>>({__VA_ARGS__}); \
+  }
+
+HALO_ENUM_TABLE(Task, {Task::Convnext, "convnext"}, {Task::OpenLaneV2, "openlanev2"});
+HALO_ENUM_TABLE(DataSource, {DataSource::Synthetic, "synthetic"}, {DataSource::OpenLaneV2, "openlanev2"});
+HALO_ENUM_TABLE(EvalSplit, {EvalSplit::Val, "val"}, {EvalSplit::Train, "train"});
+HALO_ENUM_TABLE(Strategy, {Strategy::None, "none"}, {Strategy::Checkpoint, "checkpoint"}, {Strategy::Tp, "tp"},
+                {Strategy::TpCheckpoint, "tp+checkpoint"});
+HALO_ENUM_TABLE(CheckpointLevel, {CheckpointLevel::Block, "block"}, {CheckpointLevel::Stage, "stage"});
+HALO_ENUM_TABLE(Backend, {Backend::Auto, "auto"}, {Backend::Gloo, "gloo"}, {Backend::Nccl, "nccl"});
+HALO_ENUM_TABLE(Device, {Device::Cpu, "cpu"}, {Device::Cuda, "cuda"});
+HALO_ENUM_TABLE(OptimizerKind, {OptimizerKind::AdamW, "adamw"}, {OptimizerKind::Sgd, "sgd"},
+                {OptimizerKind::Lamb, "lamb"});
+HALO_ENUM_TABLE(Precision, {Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"});
+#undef HALO_ENUM_TABLE
+
+template <class E>
+constexpr std::string_view to_string(E e) {
+  for (const auto& [value, name] : EnumTable<E>::names)
+    if (value == e) return name;
+  return "?";
+}
+
+template <class E>
+std::optional<E> from_string(std::string_view s) {
+  for (const auto& [value, name] : EnumTable<E>::names)
+    if (name == s) return value;
+  return std::nullopt;
+}
+
+template <class E>
+std::vector<std::string_view> names() {
+  std::vector<std::string_view> out;
+  for (const auto& entry : EnumTable<E>::names) out.push_back(entry.second);
+  return out;
+}
+
+template <class E>
+std::string name_of(E e) {
+  return std::string(to_string(e));
+}
+
+// Strategy = (shards the width?) x (checkpoints?).
+constexpr bool shards(Strategy s) { return s == Strategy::Tp || s == Strategy::TpCheckpoint; }
+constexpr bool checkpoints(Strategy s) { return s == Strategy::Checkpoint || s == Strategy::TpCheckpoint; }
+constexpr Strategy make_strategy(bool shard, bool checkpoint) {
+  return shard ? (checkpoint ? Strategy::TpCheckpoint : Strategy::Tp)
+               : (checkpoint ? Strategy::Checkpoint : Strategy::None);
+}
+// The checkpoint level a strategy runs with: none when it does not checkpoint.
+constexpr std::optional<CheckpointLevel> checkpoint_of(Strategy s, CheckpointLevel level) {
+  return checkpoints(s) ? std::optional(level) : std::nullopt;
+}
+// "none", "block" or "stage".
+inline std::string checkpoint_label(std::optional<CheckpointLevel> level) {
+  return level ? name_of(*level) : "none";
+}
+// Bytes per element of the compute dtype (autocast) for a precision.
+constexpr int compute_bytes(Precision p) { return p == Precision::Fp32 ? 4 : 2; }
+
+}  // namespace halo::config
