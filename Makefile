@@ -55,7 +55,7 @@ test-asan: deps
 # The tree as .clang-format says: `format` rewrites, `format-check` (CI) lists what differs.
 FORMAT_FILES = $(shell git ls-files '*.cpp' '*.h')
 format:
-	clang-format -i $(FORMAT_FILES)
+	@clang-format -i $(FORMAT_FILES) && echo "format: $(words $(FORMAT_FILES)) files formatted"
 format-check:
 	@out=$$(clang-format --dry-run $(FORMAT_FILES) 2>&1); \
 	 if [ -n "$$out" ]; then echo "$$out" | grep -E '^[^ ].*warning' | cut -d: -f1 | sort -u; \

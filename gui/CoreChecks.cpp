@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "arch/ConvNeXtVariant.h"
 #include "memory/DeviceCapacity.h"
 #include "memory/MemoryPlanner.h"
-#include "arch/ConvNeXtVariant.h"
 #include "shard/ShardingCheck.h"
 #include "util/Error.h"
 

@@ -16,7 +16,7 @@ class CoreChecks {
   static std::string before_launch(const config::ExperimentConfig& cfg);
   static int cuda_devices();
   static std::string devices_text(const config::ExperimentConfig& cfg);  // "2 CPU ranks (16 cores)" / "GPUs: 0, 1"
-  static std::string variant_names();                                   // "convnext_atto, convnext_femto, ..."
+  static std::string variant_names();                                    // "convnext_atto, convnext_femto, ..."
 
   // memory::predict for a config: per-rank memory and step time ("" / nullopt when the
   // planner cannot predict it, e.g. an architecture it does not know).

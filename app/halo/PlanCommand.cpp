@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "Commands.h"
-#include "memory/StrategyPlanner.h"
 #include "config/ExperimentConfig.h"
 #include "launch/CpuRates.h"
+#include "memory/StrategyPlanner.h"
 
 namespace halo::app {
 
@@ -51,9 +51,8 @@ nlohmann::json rank_json(const memory::RankPrediction& r) {
 
 void print_detail(const memory::Prediction& p) {
   const memory::RankPrediction& r = p.worst();
-  std::printf("%s, %s (%s), sp=%d dp=%d, %s, %s: rank %d of %d\n", p.arch.c_str(),
-              config::name_of(p.strategy).c_str(), config::checkpoint_label(p.checkpoint).c_str(), p.sp, p.dp,
-              config::name_of(p.precision).c_str(),
+  std::printf("%s, %s (%s), sp=%d dp=%d, %s, %s: rank %d of %d\n", p.arch.c_str(), config::name_of(p.strategy).c_str(),
+              config::checkpoint_label(p.checkpoint).c_str(), p.sp, p.dp, config::name_of(p.precision).c_str(),
               p.device == memory::DeviceKind::Cuda ? "cuda" : "cpu", r.rank, p.sp);
   std::printf("  %-34s %10s %8s %12s %12s\n", "layer", "out shape", "halo", "saved MiB", "bwd+ MiB");
   for (const auto& l : r.layers)
@@ -160,8 +159,8 @@ void add_plan_commands(CLI::App& app) {
     if (a->detail) print_detail(own);
     std::printf("%s: %s on %ld x (3, %ld, %ld), %s, %s, budget %.2f GiB per rank\n", a->experiment.c_str(),
                 cfg.model.arch.c_str(), static_cast<long>(cfg.data.batch * cfg.data.views),
-                static_cast<long>(cfg.data.height), static_cast<long>(cfg.data.width), config::name_of(cfg.train.precision).c_str(),
-                cuda ? "cuda" : "cpu", static_cast<double>(budget) / GiB);
+                static_cast<long>(cfg.data.height), static_cast<long>(cfg.data.width),
+                config::name_of(cfg.train.precision).c_str(), cuda ? "cuda" : "cpu", static_cast<double>(budget) / GiB);
     std::printf("%7s  %-26s %4s %4s %14s %12s %10s  %s\n", "devices", "setup", "sp", "dp", "peak GiB/rank",
                 cuda ? "reserved GiB" : "", "rel. time", "fits");
     for (size_t i = 0; i < r.rows.size(); ++i) {
@@ -183,10 +182,9 @@ void add_plan_commands(CLI::App& app) {
     }
     if (r.recommended) {
       const auto& best = r.rows[*r.recommended];
-      std::printf(
-          "\nrecommended: %s on %d device(s): parallel.strategy=%s parallel.sp=%d parallel.dp=%d%s\n",
-          best.label.c_str(), best.devices, config::name_of(best.strategy).c_str(), best.sp, best.dp,
-          best.checkpoint ? (" parallel.checkpoint_level=" + config::name_of(*best.checkpoint)).c_str() : "");
+      std::printf("\nrecommended: %s on %d device(s): parallel.strategy=%s parallel.sp=%d parallel.dp=%d%s\n",
+                  best.label.c_str(), best.devices, config::name_of(best.strategy).c_str(), best.sp, best.dp,
+                  best.checkpoint ? (" parallel.checkpoint_level=" + config::name_of(*best.checkpoint)).c_str() : "");
     } else {
       std::printf(
           "\nnothing fits in %.2f GiB per rank: add devices (--devices), lower data.height/width or data.batch, "

@@ -81,9 +81,7 @@ constexpr std::optional<CheckpointLevel> checkpoint_of(Strategy s, CheckpointLev
   return checkpoints(s) ? std::optional(level) : std::nullopt;
 }
 // "none", "block" or "stage".
-inline std::string checkpoint_label(std::optional<CheckpointLevel> level) {
-  return level ? name_of(*level) : "none";
-}
+inline std::string checkpoint_label(std::optional<CheckpointLevel> level) { return level ? name_of(*level) : "none"; }
 // Bytes per element of the compute dtype (autocast) for a precision.
 constexpr int compute_bytes(Precision p) { return p == Precision::Fp32 ? 4 : 2; }
 

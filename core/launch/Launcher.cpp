@@ -19,13 +19,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/ExperimentConfig.h"
 #include "launch/RankSpawner.h"
 #include "memory/DeviceCapacity.h"
 #include "model/ConvNeXt.h"
 #include "parallel/Rendezvous.h"
 #include "shard/ShardingCheck.h"
 #include "store/HistoryDb.h"
-#include "config/ExperimentConfig.h"
 #include "util/Error.h"
 
 namespace halo::launch {

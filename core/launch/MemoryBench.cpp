@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/ExperimentConfig.h"
 #include "launch/Launcher.h"
 #include "memory/MemoryPlanner.h"
-#include "config/ExperimentConfig.h"
 #include "util/Error.h"
 
 namespace halo::launch {
@@ -41,8 +41,8 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
     lo.overrides = o.overrides;
     const std::string run_dir = (root / s).string();
     for (const std::string& kv :
-         std::vector<std::string>{"parallel.strategy=" + config::name_of(strategy), fmt::format("parallel.sp={}", sp), "parallel.dp=1",
-                                  fmt::format("schedule.steps={}", o.steps), "schedule.warmup_steps=0",
+         std::vector<std::string>{"parallel.strategy=" + config::name_of(strategy), fmt::format("parallel.sp={}", sp),
+                                  "parallel.dp=1", fmt::format("schedule.steps={}", o.steps), "schedule.warmup_steps=0",
                                   "train.checkpoint_every=0", "run_dir=" + run_dir})
       lo.overrides.push_back(kv);
     lo.progress = false;

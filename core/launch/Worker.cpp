@@ -24,11 +24,11 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "config/ExperimentConfig.h"
 #include "eval/PredictionsJson.h"
 #include "io/AtomicFile.h"
 #include "parallel/Mesh.h"
 #include "parallel/Rendezvous.h"
-#include "config/ExperimentConfig.h"
 #include "train/OpenLaneTask.h"
 #include "train/Trainer.h"
 #include "util/Error.h"

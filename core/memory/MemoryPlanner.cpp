@@ -90,7 +90,8 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     r.gradients = r.weights;
     r.optimizer_state = (cfg.optim.name == config::OptimizerKind::Sgd ? 1 : 2) * r.weights;
     const int64_t n_max = largest_parameter(in.variant, cfg.model.num_classes);
-    r.optimizer_transient = cfg.optim.name == config::OptimizerKind::Sgd ? 2 * R(n_max * 4) : std::max(2 * R(n_max * 8), 5 * R(n_max * 4));
+    r.optimizer_transient =
+        cfg.optim.name == config::OptimizerKind::Sgd ? 2 * R(n_max * 4) : std::max(2 * R(n_max * 8), 5 * R(n_max * 4));
     const int64_t bucket = 25 << 20;
     if (world > 1) r.comm_buffers = (P * 4 / bucket) * R(bucket) + R(P * 4 % bucket);
     r.saved_activations = step.saved_at_backward - r.inputs;

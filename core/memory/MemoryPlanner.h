@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "config/ExperimentConfig.h"
 #include "memory/ActivationModel.h"
 #include "memory/StepTime.h"
-#include "config/ExperimentConfig.h"
 
 namespace halo::memory {
 

@@ -60,7 +60,8 @@ PlanResult plan_setups(const config::ExperimentConfig& cfg, const std::vector<in
   for (int d : device_counts) {
     for (int sp = 1; sp <= d; ++sp) {
       if (d % sp != 0) continue;
-      for (const Level level : {Level{}, Level{config::CheckpointLevel::Block}, Level{config::CheckpointLevel::Stage}}) {
+      for (const Level level :
+           {Level{}, Level{config::CheckpointLevel::Block}, Level{config::CheckpointLevel::Stage}}) {
         const config::ExperimentConfig c = with(sp, d / sp, level);
         PlanRow row;
         row.devices = d;

@@ -15,9 +15,9 @@ struct PlanRow {
   int devices = 1, sp = 1, dp = 1;
   config::Strategy strategy = config::Strategy::None;
   std::optional<config::CheckpointLevel> checkpoint;  // none: no checkpointing
-  std::string label;             // "tp4+checkpoint(block)"
-  int64_t peak = 0;              // worst rank, bytes
-  int64_t reserved = 0;          // CUDA: with the caching allocator's slack
+  std::string label;                                  // "tp4+checkpoint(block)"
+  int64_t peak = 0;                                   // worst rank, bytes
+  int64_t reserved = 0;                               // CUDA: with the caching allocator's slack
   int64_t activation_peak = 0;
   double step_s = 0;             // estimated
   double time_per_sample_s = 0;  // step_s / (dp * batch)

@@ -9,9 +9,9 @@
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/pimpl.h>
 
+#include "arch/ConvNeXtVariant.h"
 #include "model/Checkpoint.h"
 #include "model/ConvNeXtBlock.h"
-#include "arch/ConvNeXtVariant.h"
 #include "model/LayerNorm2d.h"
 #include "model/ShardedConv2d.h"
 #include "parallel/GradSync.h"

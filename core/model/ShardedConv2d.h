@@ -5,9 +5,9 @@
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 
-#include "shard/ConvSpec.h"
 #include "parallel/ShardedConv.h"
 #include "parallel/ShardedTensor.h"
+#include "shard/ConvSpec.h"
 
 namespace halo::model {
 

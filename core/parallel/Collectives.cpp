@@ -77,11 +77,13 @@ class ScatterWidthFunction : public torch::autograd::Function<ScatterWidthFuncti
 }  // namespace
 
 at::Tensor sum_to_replicated(const at::Tensor& partial, std::shared_ptr<Communicator> group) {
-  return AllReduceFunction<false>::apply(partial, c10::make_intrusive<GroupCapsule>(std::move(group), shard::Partition()));
+  return AllReduceFunction<false>::apply(partial,
+                                         c10::make_intrusive<GroupCapsule>(std::move(group), shard::Partition()));
 }
 
 at::Tensor sum_partials(const at::Tensor& partial, std::shared_ptr<Communicator> group) {
-  return AllReduceFunction<true>::apply(partial, c10::make_intrusive<GroupCapsule>(std::move(group), shard::Partition()));
+  return AllReduceFunction<true>::apply(partial,
+                                        c10::make_intrusive<GroupCapsule>(std::move(group), shard::Partition()));
 }
 
 at::Tensor gather_width(const ShardedTensor& x) {

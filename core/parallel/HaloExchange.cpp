@@ -102,7 +102,8 @@ class HaloExtendFunction : public torch::autograd::Function<HaloExtendFunction> 
 
 }  // namespace
 
-at::Tensor halo_extend(const at::Tensor& x, const shard::HaloPlan& plan, std::shared_ptr<Communicator> comm, double fill) {
+at::Tensor halo_extend(const at::Tensor& x, const shard::HaloPlan& plan, std::shared_ptr<Communicator> comm,
+                       double fill) {
   // Skip autograd only when this rank neither receives nor sends (peers then expect nothing).
   if (plan.is_local() && plan.sends.empty() && plan.needed == plan.owned) return x;
   auto cap = c10::make_intrusive<PlanCapsule>(plan, std::move(comm));

@@ -40,6 +40,7 @@ class HaloScatter {
 };
 
 // Differentiable extension of x by its halos (used by pooling and any op built on it).
-at::Tensor halo_extend(const at::Tensor& x, const shard::HaloPlan& plan, std::shared_ptr<Communicator> comm, double fill);
+at::Tensor halo_extend(const at::Tensor& x, const shard::HaloPlan& plan, std::shared_ptr<Communicator> comm,
+                       double fill);
 
 }  // namespace halo::parallel

@@ -36,7 +36,8 @@ ShardedTensor sharded_avg_pool2d(const ShardedTensor& x, const shard::ConvSpec& 
     // Divide by the real (non-padding) count: pool a mask that is 0 on padding columns.
     at::Tensor mask = at::zeros({1, 1, ext.size(2), ext.size(3)}, ext.options());
     for (const shard::Piece& p : plan.pieces)
-      if (p.source != shard::Piece::Source::Pad) mask.narrow(-1, plan.offset(p.columns.begin), p.columns.size()).fill_(1.0);
+      if (p.source != shard::Piece::Source::Pad)
+        mask.narrow(-1, plan.offset(p.columns.begin), p.columns.size()).fill_(1.0);
     y = y / pool(mask);  // H padding counts as 0 in the mask too
   }
   return {y, shard::output_partition(x.part, win), x.group};

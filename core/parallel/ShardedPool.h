@@ -4,8 +4,8 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "shard/ConvSpec.h"
 #include "parallel/ShardedTensor.h"
+#include "shard/ConvSpec.h"
 
 namespace halo::parallel {
 

@@ -13,7 +13,7 @@ namespace halo::parallel {
 
 struct ShardedTensor {
   at::Tensor local;                     // (B, C, H, W/world), this rank's columns
-  shard::Partition part;                       // spans of every rank of the group
+  shard::Partition part;                // spans of every rank of the group
   std::shared_ptr<Communicator> group;  // the sp group
 
   int rank() const { return group->rank(); }

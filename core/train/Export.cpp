@@ -9,10 +9,10 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "config/ExperimentConfig.h"
 #include "io/TensorFile.h"
 #include "io/TorchArchive.h"
 #include "model/ConvNeXt.h"
-#include "config/ExperimentConfig.h"
 #include "util/Error.h"
 #include "util/Version.h"
 

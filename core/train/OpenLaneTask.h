@@ -8,12 +8,12 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "config/ExperimentConfig.h"
 #include "eval/Evaluate.h"
 #include "eval/Predictions.h"
 #include "model/OpenLaneBaseline.h"
 #include "model/OpenLaneLoss.h"
 #include "shard/Partition.h"
-#include "config/ExperimentConfig.h"
 #include "train/OpenLaneSynthetic.h"
 
 namespace halo::data {
@@ -55,7 +55,7 @@ class OpenLaneTask {
   c10::Device device_;
   std::unique_ptr<data::MultiViewLoader> loader_;
   std::unique_ptr<data::MultiViewLoader> eval_loader_;  // data.eval_split, when train.eval_every > 0
-  shard::Partition part_;                            // the padded width over the sp ranks (pipeline only)
+  shard::Partition part_;                               // the padded width over the sp ranks (pipeline only)
   int64_t epoch_ = 0, views_ = 0;
 };
 

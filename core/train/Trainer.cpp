@@ -19,9 +19,9 @@
 #include "io/TorchArchive.h"
 #include "model/ConvNeXt.h"
 #include "parallel/GradSync.h"
-#include "shard/HaloPlan.h"
 #include "parallel/Mesh.h"
 #include "parallel/ShardedTensor.h"
+#include "shard/HaloPlan.h"
 #include "train/LossScaler.h"
 #include "train/LrSchedule.h"
 #include "train/OpenLaneTask.h"
@@ -83,8 +83,9 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
   }
   const bool ckpt = config::checkpoints(cfg_.parallel.strategy);
   if (ckpt)
-    s_->backbone->set_checkpoint(cfg_.parallel.checkpoint_level == config::CheckpointLevel::Stage ? model::CheckpointLevel::Stage
-                                                                           : model::CheckpointLevel::Block);
+    s_->backbone->set_checkpoint(cfg_.parallel.checkpoint_level == config::CheckpointLevel::Stage
+                                     ? model::CheckpointLevel::Stage
+                                     : model::CheckpointLevel::Block);
   shard::check_shardable(s_->backbone->layer_windows(), cfg_.data.width, mesh_->shape().sp);
   auto params = named_parameters();
   s_->optim = std::make_unique<Optimizer>(

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "RunHelpers.h"
-#include "launch/Verify.h"
 #include "arch/ConvNeXtVariant.h"
+#include "launch/Verify.h"
 
 namespace {
 

@@ -154,7 +154,10 @@ TEST(WholeStep, PeakMatchesTheSimulation) {
     step();
     const double measured = static_cast<double>(MemoryTracker::cpu().peak - start);
     const StepPeak p =
-        simulate_step(layers, checkpoint_segments(layers, level == "none" ? std::nullopt : config::from_string<config::CheckpointLevel>(level)), in.images * 3 * in.height * in.width * 4);
+        simulate_step(layers,
+                      checkpoint_segments(
+                          layers, level == "none" ? std::nullopt : config::from_string<config::CheckpointLevel>(level)),
+                      in.images * 3 * in.height * in.width * 4);
     EXPECT_NEAR(static_cast<double>(p.peak) / measured, 1.0, 0.05)
         << level << ": predicted " << p.peak << " at " << p.where << ", measured " << measured;
   }
