@@ -46,13 +46,15 @@ if [ "$mode" = auto ]; then
   fi
 fi
 if [ "$mode" = gpu ]; then
+  [ ! -d /usr/local/cuda/bin ] || PATH=$PATH:/usr/local/cuda/bin
   python=$(command -v python3)
   build=${HALO_GPU_CHECK_BUILD:-$here/build-gpu}
   jobs=$(nproc)
   budget=${budget:-560}
-  device=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)
+  device=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1) ||
+    device="GPU (nvidia-smi did not answer)"
   # Stage caps and the least each later stage is left (seconds).
-  declare -A cap=([a]=300 [b]=45 [c]=60 [d]=150 [e]=120) keep=([a]=0 [b]=15 [c]=30 [d]=70 [e]=50)
+  declare -A cap=([a]=300 [b]=45 [c]=60 [d]=200 [e]=130) keep=([a]=0 [b]=15 [c]=30 [d]=90 [e]=60)
 else
   python=$here/.venv/bin/python
   [ -x "$python" ] || python=$(command -v python3)
@@ -67,7 +69,7 @@ rm -rf "$work"
 mkdir -p "$work/results" "$work/logs"
 deadline=$((t_start + budget))
 torch_version=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)
-say "mode $mode on $(hostname): $device; python $python (torch $torch_version); budget ${budget}s; work $work"
+say "mode $mode on $(uname -n): $device; python $python (torch $torch_version); budget ${budget}s; work $work"
 
 names=(build tests correctness memory speed)
 letters=(a b c d e)
@@ -76,7 +78,7 @@ for i in "${!letters[@]}"; do
   s=${letters[$i]}
   name=${names[$i]}
   if [[ ",$stages," != *",$s,"* ]]; then
-    stage_runs+="$name skipped not-selected 0 0;"
+    stage_runs+="$name skipped not-selected-(--stages) 0 0;"
     continue
   fi
   later=0
@@ -109,12 +111,12 @@ say "$(tail -1 "$work/logs/test_report.log")"
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo "no git")
 MODE=$mode DEVICE=$device TORCH=$torch_version COMMIT=$commit BUDGET=$budget T0=$t_start RUNS=$stage_runs \
-  HOST=$(hostname) "$python" - "$work/results/meta.json" <<'EOF'
+  HOST=$(uname -n) "$python" - "$work/results/meta.json" <<'EOF'
 import json, os, sys, time
 stages = {}
 for item in filter(None, os.environ["RUNS"].split(";")):
     name, kind, rc, secs, limit = item.split()
-    stages[name] = ({"skipped": kind.replace("-", " ")} if kind == "skipped"
+    stages[name] = ({"skipped": rc.replace("-", " ")} if kind == "skipped"
                     else {"rc": int(rc), "seconds": float(secs), "limit_s": int(limit)})
 json.dump({"mode": os.environ["MODE"], "host": os.environ["HOST"], "device": os.environ["DEVICE"],
            "torch": os.environ["TORCH"], "commit": os.environ["COMMIT"], "budget_s": int(os.environ["BUDGET"]),
@@ -129,6 +131,6 @@ if [ -n "${OUT:-}" ]; then
   cp "$work/gpu-check.txt" "$work/gpu-check.json" "$OUT/"
   for f in "$work"/logs/*.log "$work"/runs/*.log; do
     [ -f "$f" ] && { echo "===== $f"; tail -c 400000 "$f"; }
-  done >"$OUT/gpu-check.log" 2>/dev/null || true
+  done 2>/dev/null | tail -c 15000000 >"$OUT/gpu-check.log" || true
 fi
 exit "$rc"

@@ -23,8 +23,12 @@ TITLES = {"build": "a build", "tests": "b CUDA tests", "correctness": "c correct
           "speed": "e speed"}
 
 
+WIDEST = 110  # characters of a cell in the printed table (the JSON keeps every word)
+
+
 def cell(v):
-    return str(v if v is not None else "").replace("|", "/").replace("\n", " ").strip()
+    text = str(v if v is not None else "").replace("|", "/").replace("\n", " ").strip()
+    return text if len(text) <= WIDEST else text[:WIDEST - 3] + "..."
 
 
 def load(work):

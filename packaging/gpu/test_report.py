@@ -82,6 +82,8 @@ with tempfile.TemporaryDirectory() as d:
     expect(text.splitlines()[0].startswith("Halo GPU check (gpu run) on h200: NVIDIA H200"), "title line")
     widths = {len(l) for l in text.splitlines() if l.startswith("|")}
     expect(len(widths) == 1, f"every table line has the same width: {widths}")
+    expect(report.cell("x" * 500) == "x" * (report.WIDEST - 3) + "..." and max(widths) < 8 * report.WIDEST,
+           "long cells are cut in the text (the JSON keeps them)")
     # main(): writes text and JSON, exit 1 because a row failed.
     import contextlib
     import io
