@@ -10,7 +10,7 @@
 # GPU's own matmul rates. Without CUDA (CI) the same stages run as a DRY RUN on the CPU with
 # tiny shapes and build/bin/halo (`make test` built it), and say what they skipped.
 # Each stage runs under its own `timeout`, cut to what is left of the budget (gpu 560 s,
-# dry 170 s), so a slow stage cannot eat the rest; the table is printed at the end and, when
+# dry 240 s), so a slow stage cannot eat the rest; the table is printed at the end and, when
 # $OUT is set, written there with the JSON and the full log (gpu-check.{txt,json,log}).
 # HALO_GPU_CHECK_BUILD: another build folder (default build-gpu; dry run: build).
 # Exit code 1 when a row of the table failed; in a dry run only when stage a or b failed or a
@@ -60,9 +60,9 @@ else
   [ -x "$python" ] || python=$(command -v python3)
   build=${HALO_GPU_CHECK_BUILD:-$here/build}
   jobs=2
-  budget=${budget:-170}
+  budget=${budget:-240}
   device="cpu ($(nproc) cores): dry run"
-  declare -A cap=([a]=60 [b]=150 [c]=60 [d]=40 [e]=60) keep=([a]=0 [b]=20 [c]=20 [d]=15 [e]=20)
+  declare -A cap=([a]=60 [b]=150 [c]=60 [d]=60 [e]=70) keep=([a]=0 [b]=20 [c]=25 [d]=25 [e]=25)
 fi
 work=${HALO_GPU_CHECK_WORK:-${TMPDIR:-/tmp}/halo-gpu-check}
 rm -rf "$work"

@@ -129,6 +129,15 @@ def kill(p):
             pass
 
 
+def compiler_launcher():
+    """ccache in front of a direct compile, as the CMake build has it (settings included)."""
+    cc = shutil.which("ccache")
+    if not cc:
+        return [], None
+    env = dict(os.environ, CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime")
+    return [cc], env
+
+
 def tail(text, n=6):
     lines = [l for l in (text or "").strip().splitlines() if l.strip()]
     return " / ".join(lines[-n:])[-600:]
@@ -278,14 +287,15 @@ def bundle_probe(st, bundle):
     out = st.work / "bundle-probe"
     out.mkdir(exist_ok=True)
     cxx = os.environ.get("CXX", "c++")
-    cmd = [cxx, "-std=c++20", "-O1", "-DFMT_HEADER_ONLY=1", "-MD", "-MF", out / "probe.d",
+    launcher, cenv = compiler_launcher()
+    cmd = launcher + [cxx, "-std=c++20", "-O1", "-DFMT_HEADER_ONLY=1", "-MD", "-MF", out / "probe.d",
            "-isystem", root / "include", "-isystem", root / "include" / "x86_64-linux-gnu",
            "-isystem", root / "include" / "opencv4", REPO / "packaging" / "gpu" / "bundle_probe.cpp",
            "-o", out / "probe", "-L", lib, "-Wl,--disable-new-dtags", f"-Wl,-rpath,{lib}", f"-Wl,-rpath-link,{lib}",
            "-lopencv_imgcodecs", "-lopencv_imgproc", "-lopencv_core", "-lsqlite3", "-lcrypto", "-lgmock", "-lgtest",
            "-pthread"]
     t0 = time.time()
-    rc, text = run(cmd, min(120, st.left()))
+    rc, text = run(cmd, min(120, st.left()), env=cenv)
     if rc != 0:
         st.row("bundle probe", "compile + link against .gpu-bundle only", tail(text, 4), status="fail")
         return False
@@ -302,7 +312,8 @@ def bundle_probe(st, bundle):
     rc, text = run([out / "probe"], 60, env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"},
                    quiet=True)
     checks = [l.split()[2] for l in text.splitlines()
-              if l.startswith("bundle probe:") and len(l.split()) > 3 and l.split()[3] in ("ok", "FAIL")]
+              if l.startswith("bundle probe:") and len(l.split()) > 3 and l.split()[3] in ("ok", "FAIL")
+              and l.split()[2] != "all"]
     ok = rc == 0 and not foreign and not libs_outside
     detail = (f"{len(checks)} checks ({', '.join(checks)})" if rc == 0 else tail(text, 3))
     if foreign:
@@ -452,7 +463,8 @@ def probe_from_default_build(st):
             continue
         cmd.append(t)
     cmd += ["-c", str(src), "-o", str(out_obj)]
-    rc, text = run(cmd, min(240, st.left() - 30), cwd=entry["directory"])
+    launcher, cenv = compiler_launcher()
+    rc, text = run(launcher + cmd, min(240, st.left() - 20), cwd=entry["directory"], env=cenv)
     if rc != 0:
         st.row("halo_gpu_probe compiles", "flags of build/ (default preset)", tail(text, 4), status="fail")
         return None
@@ -469,7 +481,7 @@ def probe_from_default_build(st):
         [str(out_obj), "-o", str(exe), "-Wl,--start-group"] + shlex.split(vals.get("LINK_LIBRARIES", "")) + \
         ["-Wl,--end-group"]
     link = [t for t in link if not t.startswith("-include") and "cmake_pch" not in t and t != "-Winvalid-pch"]
-    rc, text = run(link, min(120, st.left() - 20), cwd=str(build))
+    rc, text = run(link, min(120, st.left() - 10), cwd=str(build))
     if rc != 0:
         st.row("halo_gpu_probe links", "like build/bin/halo", tail(text, 4), status="fail")
         return None
@@ -854,9 +866,10 @@ def stage_speed(st):
         st.note(f"FLOP count failed: {e}")
     # 3. Halo: none and checkpoint, fp32 and bf16, one at a time.
     halo_ms = {}
+    need = 40 if gpu else 12  # seconds a run needs
     for prec in ("fp32", "bf16"):
         for lab in ("none", "checkpoint"):
-            if st.left() < 40:
+            if st.left() < need:
                 st.skip(f"halo {lab} {prec}", "no time left")
                 continue
             ov = strategy_overrides(lab, prec, gpu, steps)
@@ -864,7 +877,7 @@ def stage_speed(st):
                 p = predicted(halo, exp, ov)
             except Exception:  # noqa: BLE001
                 p = None
-            h = halo.launch(exp, ov, f"e-{lab}-{prec}", st.left() - 30, NO_FINAL_CHECKPOINT if gpu else None)
+            h = halo.launch(exp, ov, f"e-{lab}-{prec}", st.left() - need + 10, NO_FINAL_CHECKPOINT if gpu else None)
             evs = [e for e in steps_by_rank(h["events"]).get(0, []) if e["step"] > 0]
             if not evs:
                 st.row(f"halo {lab}", f"{prec}, {shape}", failure_of(h), status="fail")
