@@ -12,7 +12,8 @@
 # Each stage runs under its own `timeout`, cut to what is left of the budget (gpu 560 s,
 # dry 240 s), so a slow stage cannot eat the rest; the table is printed at the end and, when
 # $OUT is set, written there with the JSON and the full log (gpu-check.{txt,json,log}).
-# HALO_GPU_CHECK_BUILD: another build folder (default build-gpu; dry run: build).
+# HALO_GPU_CHECK_BUILD: another build folder (default build-gpu; dry run: build);
+# HALO_GPU_CHECK_WORK: the scratch folder (default build-gpu-check: runs, logs, results).
 # Exit code 1 when a row of the table failed; in a dry run only when stage a or b failed or a
 # stage broke or ran out of time (HALO_GPU_CHECK_STRICT=1: any row), since the other stages'
 # failures there are engine findings on tiny CPU shapes, listed under the table.
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
     --dry) mode=dry ;;
     --stages) stages=$2; shift ;;
     --budget) budget=$2; shift ;;
-    -h | --help) sed -n '2,18p' "$0" | cut -c3-; exit 0 ;;
+    -h | --help) sed -n '2,19p' "$0" | cut -c3-; exit 0 ;;
     *) echo "gpu-check: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -64,7 +65,7 @@ else
   device="cpu ($(nproc) cores): dry run"
   declare -A cap=([a]=60 [b]=150 [c]=60 [d]=60 [e]=70) keep=([a]=0 [b]=20 [c]=25 [d]=25 [e]=25)
 fi
-work=${HALO_GPU_CHECK_WORK:-${TMPDIR:-/tmp}/halo-gpu-check}
+work=${HALO_GPU_CHECK_WORK:-$here/build-gpu-check}
 rm -rf "$work"
 mkdir -p "$work/results" "$work/logs"
 deadline=$((t_start + budget))
