@@ -10,7 +10,7 @@ export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: deps build run test bench screenshots clean package test-asan format format-check
+.PHONY: deps build run test bench screenshots clean package test-asan format format-check gpu-bundle gpu-check
 
 deps:
 	@packaging/bootstrap.sh
@@ -51,6 +51,15 @@ test-asan: deps
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j $(JOBS) --target asan_canary $(ASAN_TESTS)
 	packaging/run-asan-tests.sh build-asan $(ASAN_TESTS)
+
+# The GPU check (docs/guide/gpu-check.md). gpu-bundle: the headers and libraries the GPU machine
+# lacks, unpacked from Debian packages into .gpu-bundle (carried with the device call).
+# gpu-check: on a CUDA machine the full check; here (no CUDA) its dry run on the CPU with tiny
+# shapes and build/bin/halo, well under 3 minutes (CI runs it after `make test`).
+gpu-bundle:
+	@packaging/gpu-bundle.sh
+gpu-check: gpu-bundle build
+	packaging/gpu-check.sh
 
 # The tree as .clang-format says: `format` rewrites, `format-check` (CI) lists what differs.
 FORMAT_FILES = $(shell git ls-files '*.cpp' '*.h')

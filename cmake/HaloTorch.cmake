@@ -18,13 +18,14 @@ set(HALO_TORCH_LIB "${HALO_TORCH_ROOT}/lib")
 message(STATUS "LibTorch ${HALO_TORCH_VERSION} from ${HALO_TORCH_ROOT}")
 
 # The wheel ships c10d's headers but not Gloo's; Debian's libgloo-dev provides them
-# (header-only use: the Gloo code itself runs inside libtorch_cpu).
+# (header-only use: the Gloo code itself runs inside libtorch_cpu). On every torch user's
+# include path: on the GPU machine they come from the bundle (cmake/HaloGpuBundle.cmake).
 find_path(HALO_GLOO_INCLUDE gloo/context.h REQUIRED)
 
 add_library(halo_torch INTERFACE)
 add_library(halo::torch ALIAS halo_torch)
 target_include_directories(halo_torch SYSTEM INTERFACE
-  "${HALO_TORCH_ROOT}/include" "${HALO_TORCH_ROOT}/include/torch/csrc/api/include")
+  "${HALO_TORCH_ROOT}/include" "${HALO_TORCH_ROOT}/include/torch/csrc/api/include" "${HALO_GLOO_INCLUDE}")
 target_compile_definitions(halo_torch INTERFACE _GLIBCXX_USE_CXX11_ABI=1 USE_DISTRIBUTED USE_C10D_GLOO FMT_HEADER_ONLY=1)
 # LibTorch bundles fmt 12 headers (found before Debian's): all of Halo uses fmt header-only.
 target_link_libraries(halo_torch INTERFACE
