@@ -2,6 +2,7 @@
 // messages as the CLI prints them ("problem\n  hint: fix").
 #include "CoreChecks.h"
 
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
@@ -14,20 +15,27 @@
 
 namespace halo::gui {
 
-std::string CoreChecks::before_launch(const config::ExperimentConfig& cfg) {
-  const auto variant = arch::find_convnext_variant(cfg.model.arch);
-  if (!variant) return "";
-  try {
-    shard::check_shardable(arch::convnext_layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
-  } catch (const util::Error& e) {
-    return e.problem() + (e.hint().empty() ? "" : "\n  hint: " + e.hint());
+std::vector<std::string> CoreChecks::before_launch(const config::ExperimentConfig& cfg,
+                                                   const std::set<std::string>& bad) {
+  std::vector<std::string> out;
+  const bool shard_fields_ok = !bad.count("model.arch") && !bad.count("data.width") && !bad.count("parallel.sp");
+  if (const auto variant = arch::find_convnext_variant(cfg.model.arch); variant && shard_fields_ok) {
+    try {
+      shard::check_shardable(arch::convnext_layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
+    } catch (const util::Error& e) {
+      out.push_back(e.problem() + (e.hint().empty() ? "" : "\n  hint: " + e.hint()));
+    }
   }
-  if (cfg.parallel.device == config::Device::Cuda) {
-    const int n = cuda_devices();
-    if (n == 0)
-      return "parallel.device is cuda but this machine has no CUDA device\n  hint: set parallel.device to cpu";
-  }
-  return "";
+  std::error_code ec;
+  if (cfg.data.source == config::DataSource::OpenLaneV2 && !cfg.data.root.empty() && !bad.count("data.root") &&
+      !std::filesystem::is_directory(cfg.data.root, ec))
+    out.push_back(fmt::format("data.root: \"{}\": no such folder\n  hint: choose the OpenLane-V2 folder (it holds "
+                              "train/ and val/), or use data.source \"synthetic\"",
+                              cfg.data.root));
+  if (cfg.parallel.device == config::Device::Cuda && !bad.count("parallel.device") && cuda_devices() == 0)
+    out.push_back("parallel.device is cuda but this machine has no CUDA device\n  hint: set parallel.device to cpu "
+                  "(the prediction and the Planner tab still work for cuda)");
+  return out;
 }
 
 int CoreChecks::cuda_devices() { return memory::cuda_device_count(); }
@@ -65,6 +73,8 @@ std::optional<memory::Prediction> try_predict(const config::ExperimentConfig& cf
 
 }  // namespace
 
+std::optional<memory::Prediction> CoreChecks::predict(const config::ExperimentConfig& cfg) { return try_predict(cfg); }
+
 std::string CoreChecks::prediction_text(const config::ExperimentConfig& cfg) {
   const auto p = try_predict(cfg);
   if (!p) return "";
@@ -79,6 +89,8 @@ std::string CoreChecks::prediction_text(const config::ExperimentConfig& cfg) {
     out += "\nwarning: " + *warn;
   else if (const auto cap = memory::device_capacity(cfg))
     out += "\nfits: " + cap->what;
+  else if (cfg.parallel.device == config::Device::Cuda)
+    out += "\nno CUDA device here to compare with: the Planner tab checks it against a budget";
   return out;
 }
 

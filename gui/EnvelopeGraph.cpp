@@ -2,6 +2,7 @@
 // value; QCustomPlot's own adaptive sampling is off so the envelope is ours alone.
 #include "EnvelopeGraph.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <qcustomplot.h>
@@ -38,14 +39,37 @@ bool EnvelopeGraph::y_range(double& lo, double& hi) const {
   return any;
 }
 
+bool EnvelopeGraph::visible_y_range(double& lo, double& hi, double& min_positive) const {
+  if (!visible_) return false;
+  lo = vis_lo_, hi = vis_hi_, min_positive = vis_min_pos_;
+  return true;
+}
+
+bool EnvelopeGraph::value_at(double x, double& px, double& py) const {
+  if (x_.empty()) return false;
+  auto it = std::upper_bound(x_.begin(), x_.end(), x);
+  size_t i = it == x_.begin() ? 0 : static_cast<size_t>(it - x_.begin()) - 1;
+  while (i > 0 && !std::isfinite(y_[i])) --i;  // a NaN step shows the last finite value
+  if (!std::isfinite(y_[i])) return false;
+  px = x_[i], py = y_[i];
+  return true;
+}
+
 void EnvelopeGraph::resample() {
   const QCPRange r = graph_->keyAxis()->range();
   const int columns = std::max(1, graph_->keyAxis()->axisRect()->width());
   const auto cols = EnvelopeSampler::sample(x_, y_, r.lower, r.upper, columns);
+  visible_ = false;
+  vis_min_pos_ = 0;
   QVector<double> keys, values;
   keys.reserve(static_cast<qsizetype>(cols.size() * 2));
   values.reserve(static_cast<qsizetype>(cols.size() * 2));
   for (const auto& c : cols) {
+    vis_lo_ = visible_ ? std::min(vis_lo_, c.lo) : c.lo;
+    vis_hi_ = visible_ ? std::max(vis_hi_, c.hi) : c.hi;
+    visible_ = true;
+    const double pos = c.lo > 0 ? c.lo : c.hi > 0 ? c.hi : 0;  // a column's lo <= 0 may still hold positives
+    if (pos > 0 && (vis_min_pos_ == 0 || pos < vis_min_pos_)) vis_min_pos_ = pos;
     if (c.lo == c.hi) {
       keys << c.x;
       values << c.lo;

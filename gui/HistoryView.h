@@ -4,13 +4,18 @@
 
 #include <QWidget>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
+
+#include "store/RunRecord.h"
 
 class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QTableWidget;
+class QTimer;
 
 namespace halo::gui {
 
@@ -20,8 +25,17 @@ class HistoryView : public QWidget {
   explicit HistoryView(QWidget* parent = nullptr);
   QString db_path;  // empty: $HALO_DB or the default history file
 
-  void refresh();
+  // Columns (logical indices; the view shows the figures next to the status).
+  enum Column {
+    kId, kName, kStatus, kSteps, kStrategy, kMesh, kDevices, kStarted, kTags,
+    kFinalLoss, kBestScore, kPeak, kStepMs, kDuration, kProgress, kSweep, kDir, kColumns
+  };
+  void refresh();  // keeps the current run selected; re-runs itself every 2 s while a run is RUNNING
   QTableWidget* table() const { return table_; }
+  int row_of(int64_t run_id) const;  // -1 when not shown
+  // A sweep's folder name ("sweep-tiny-20250101-120000") for runs started by "Run all four
+  // strategies"; "" for others.
+  static QString sweep_of(const QString& run_dir);
   QStringList selected_run_dirs() const;
   // Runs a `halo runs ...` command (tag, note) and refreshes when it is done.
   void run_cli(const QStringList& args);
@@ -38,12 +52,16 @@ class HistoryView : public QWidget {
  private:
   int64_t current_id() const;
   void show_notes();
+  void fill_row(int row, const store::RunRecord& r, const store::RunSummary& s);
+  QStringList sweep_run_dirs(const QString& sweep) const;
   QLineEdit* filter_;
   QComboBox* status_;
   QLineEdit* tag_;
   QTableWidget* table_;
   QPlainTextEdit* notes_;
   QLabel* info_;
+  QTimer* auto_refresh_;
+  std::map<int64_t, store::RunSummary> finished_;  // summaries of runs that no longer change
 };
 
 }  // namespace halo::gui

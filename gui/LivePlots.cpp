@@ -1,43 +1,65 @@
-// Curves are rebuilt from the RunModel on each (throttled) refresh; each plot resamples its
-// envelopes when its x range changes, so zoom and pan cost O(visible points) per series.
+// Curves are rebuilt from the RunModels on each (throttled) refresh; each panel resamples
+// its envelopes when the shared x range changes, so zoom and pan cost O(pixels) per series.
 #include "LivePlots.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFontDatabase>
 #include <QGridLayout>
 #include <QHBoxLayout>
+#include <QHash>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
 #include <QSlider>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
+#include <set>
 
-#include <qcustomplot.h>
-
+#include "CoreChecks.h"
 #include "EnvelopeGraph.h"
 #include "EnvelopeSampler.h"
+#include "LayoutView.h"
+#include "PlotPanel.h"
 #include "RunModel.h"
+#include "RunProgress.h"
 #include "SeriesColor.h"
+#include "config/ExperimentConfig.h"
 
 namespace halo::gui {
 
-struct LivePlots::Curve {
-  QCustomPlot* plot;
-  std::unique_ptr<EnvelopeGraph> graph;
-};
-
 namespace {
+
+constexpr double kMiB = 1.0 / (1024.0 * 1024.0);
 
 std::vector<double> scaled(const std::vector<double>& v, double k) {
   std::vector<double> out(v);
   for (double& x : out) x *= k;
   return out;
+}
+
+// Per step, the largest value over the ranks (ranks log the same steps).
+std::vector<double> max_over_ranks(const RunModel& run, std::vector<double> RankSeries::*field) {
+  std::vector<double> out;
+  for (const RankSeries& s : run.ranks()) {
+    const auto& v = s.*field;
+    if (out.empty()) out = v;
+    for (size_t i = 0; i < std::min(out.size(), v.size()); ++i) out[i] = std::max(out[i], v[i]);
+  }
+  return out;
+}
+
+QColor faint(QColor c) {
+  c.setAlpha(70);
+  return c;
 }
 
 }  // namespace
@@ -49,38 +71,65 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   smooth_slider_ = new QSlider(Qt::Horizontal, this);
   smooth_slider_->setRange(0, 99);
   smooth_slider_->setValue(static_cast<int>(smoothing_ * 100));
+  smooth_slider_->setMaximumWidth(160);
   smooth_label_ = new QLabel(this);
-  summary_ = new QLabel(this);
+  log_box_ = new QCheckBox(tr("Log y (losses)"), this);
+  auto* reset = new QPushButton(tr("Reset zoom"), this);
+  reset->setToolTip(tr("Every panel back to the whole run (or double-click a panel); wheel zooms x, drag pans"));
+  keep_box_ = new QCheckBox(tr("Keep overlays for new runs"), this);
+  auto* clear = new QPushButton(tr("Clear overlays"), this);
   bar->addWidget(new QLabel(tr("X axis:"), this));
   bar->addWidget(axis_box_);
-  bar->addSpacing(16);
+  bar->addSpacing(12);
   bar->addWidget(new QLabel(tr("Smoothing:"), this));
-  bar->addWidget(smooth_slider_, 1);
+  bar->addWidget(smooth_slider_);
   bar->addWidget(smooth_label_);
-  bar->addSpacing(16);
-  bar->addWidget(summary_, 2);
+  bar->addSpacing(12);
+  bar->addWidget(log_box_);
+  bar->addWidget(reset);
+  bar->addSpacing(12);
+  bar->addWidget(keep_box_);
+  bar->addWidget(clear);
+  bar->addStretch(1);
+  summary_ = new QLabel(this);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  sweep_bar_ = new QProgressBar(this);
+  sweep_bar_->setVisible(false);
+  sweep_bar_->setMaximumWidth(420);
+  auto* status = new QHBoxLayout;
+  status->addWidget(summary_, 1);
+  status->addWidget(sweep_bar_);
 
-  loss_ = make_plot(tr("Loss"), tr("loss"));
-  lr_ = make_plot(tr("Learning rate"), tr("lr"));
-  time_ = make_plot(tr("Step time (rank 0)"), tr("ms"));
-  throughput_ = make_plot(tr("Throughput (rank 0)"), tr("samples/s"));
-  memory_ = make_plot(tr("Memory per rank"), tr("MiB"));
-  auto* plots = new QWidget(this);
-  auto* grid = new QGridLayout(plots);
-  grid->setContentsMargins(0, 0, 0, 0);
-  grid->addWidget(loss_, 0, 0);
-  grid->addWidget(lr_, 0, 1);
-  grid->addWidget(time_, 1, 0);
-  grid->addWidget(throughput_, 1, 1);
-  grid->addWidget(memory_, 2, 0, 1, 2);
+  lr_ = make_panel(tr("Learning rate"), tr("lr"));
+  time_ = make_panel(tr("Step time (rank 0)"), tr("ms"));
+  throughput_ = make_panel(tr("Throughput (rank 0)"), tr("samples/s"));
+  memory_ = make_panel(tr("Memory per rank (tensors)"), tr("MiB"));
+  auto* grid_host = new QWidget(this);
+  grid_ = new QGridLayout(grid_host);
+  grid_->setContentsMargins(0, 0, 0, 0);
+  grid_->setSpacing(4);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(grid_host);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  placeholder_ = new QLabel(this);
+  placeholder_->setAlignment(Qt::AlignCenter);
+  placeholder_->setWordWrap(true);
+  QFont big = font();
+  big.setPointSize(big.pointSize() + 3);
+  placeholder_->setFont(big);
+  stack_ = new QStackedWidget(this);
+  stack_->addWidget(scroll);
+  stack_->addWidget(placeholder_);
   logs_ = new QTabWidget(this);
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(plots);
+  split->addWidget(stack_);
   split->addWidget(logs_);
-  split->setStretchFactor(0, 4);
+  split->setStretchFactor(0, 5);
   split->setStretchFactor(1, 1);
   auto* v = new QVBoxLayout(this);
   v->addLayout(bar);
+  v->addLayout(status);
   v->addWidget(split, 1);
 
   timer_ = new QTimer(this);
@@ -89,43 +138,117 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   connect(timer_, &QTimer::timeout, this, &LivePlots::refresh);
   connect(axis_box_, &QComboBox::currentIndexChanged, this, [this](int i) { set_axis(static_cast<Axis>(i)); });
   connect(smooth_slider_, &QSlider::valueChanged, this, [this](int v) { set_smoothing(v / 100.0); });
+  connect(log_box_, &QCheckBox::toggled, this, &LivePlots::set_log_y);
+  connect(reset, &QPushButton::clicked, this, &LivePlots::reset_zoom);
+  connect(clear, &QPushButton::clicked, this, &LivePlots::clear_overlays);
   set_smoothing(smoothing_);
+  set_axis(Axis::Step);
+  lay_out_panels();
 }
 
 LivePlots::~LivePlots() = default;
 
-QCustomPlot* LivePlots::make_plot(const QString& title, const QString& y_label) {
-  auto* p = new QCustomPlot(this);
-  p->setMinimumSize(300, 160);
-  p->plotLayout()->insertRow(0);
-  p->plotLayout()->addElement(0, 0, new QCPTextElement(p, title, QFont(font().family(), 10, QFont::Bold)));
-  p->yAxis->setLabel(y_label);
-  p->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-  p->axisRect()->setRangeDrag(Qt::Horizontal);
-  p->axisRect()->setRangeZoom(Qt::Horizontal);
-  p->legend->setVisible(true);
-  QFont lf = font();
-  lf.setPointSize(8);
-  p->legend->setFont(lf);
-  p->legend->setBrush(QColor(255, 255, 255, 200));
-  p->setNoAntialiasingOnDrag(true);
-  p->setPlottingHint(QCP::phFastPolylines, true);  // 1-px solid lines drawn segment by segment
-  connect(p->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, p](const QCPRange&) {
-    for (auto& c : curves_)
-      if (c->plot == p) c->graph->resample();
-  });
-  plots_.push_back(p);
+PlotPanel* LivePlots::make_panel(const QString& title, const QString& y_label) {
+  auto* p = new PlotPanel(title, y_label, this);
+  link(p);
   return p;
 }
 
-EnvelopeGraph& LivePlots::curve(QCustomPlot* plot, const QString& name, const QColor& color, Qt::PenStyle style,
-                                double width) {
-  curves_.push_back(
-      std::make_unique<Curve>(Curve{plot, std::make_unique<EnvelopeGraph>(plot, name, color, style, width)}));
-  return *curves_.back()->graph;
+// One x range for every panel: a zoom or pan in one moves all; the cursor follows the mouse
+// over all of them; a double-click resets.
+void LivePlots::link(PlotPanel* p) {
+  connect(p->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, p](const QCPRange& r) {
+    if (syncing_) return;
+    syncing_ = true;
+    zoom_ = std::make_pair(r.lower, r.upper);
+    for (PlotPanel* q : panels()) {
+      if (q != p) q->xAxis->setRange(r);
+      q->fit_y();
+    }
+    syncing_ = false;
+  });
+  connect(p, &PlotPanel::hovered, this, [this, p](double x) {
+    for (PlotPanel* q : panels())
+      if (q != p) q->show_cursor(x);
+  });
+  connect(p, &PlotPanel::left, this, [this] {
+    for (PlotPanel* q : panels()) q->hide_cursor();
+  });
+  connect(p, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) { reset_zoom(); });
+  if (p->xAxis->label().isEmpty()) p->xAxis->setLabel(tr("step"));
+}
+
+std::vector<PlotPanel*> LivePlots::panels() const {
+  std::vector<PlotPanel*> out;
+  for (const std::string& k : loss_keys()) out.push_back(loss_panels_.at(k));
+  for (PlotPanel* p : {lr_, time_, throughput_, memory_}) out.push_back(p);
+  return out;
+}
+
+std::vector<std::string> LivePlots::loss_keys() const {
+  std::vector<std::string> keys;
+  if (loss_panels_.count("loss")) keys.push_back("loss");
+  for (const auto& [k, p] : loss_panels_)
+    if (k != "loss") keys.push_back(k);
+  return keys;
+}
+
+PlotPanel* LivePlots::loss_panel(const std::string& key) const {
+  auto it = loss_panels_.find(key);
+  return it == loss_panels_.end() ? nullptr : it->second;
+}
+
+QCustomPlot* LivePlots::loss_plot() const {
+  if (PlotPanel* p = loss_panel("loss")) return p;
+  return loss_panels_.empty() ? nullptr : loss_panels_.begin()->second;
+}
+
+QCustomPlot* LivePlots::memory_plot() const { return memory_; }
+
+// A panel per loss key of the main run: the total alone when there is one key, else the
+// total and every term with its own axis.
+void LivePlots::sync_loss_panels(const std::vector<std::string>& keys) {
+  const std::set<std::string> want(keys.begin(), keys.end());
+  bool changed = false;
+  for (auto it = loss_panels_.begin(); it != loss_panels_.end();) {
+    if (want.count(it->first)) {
+      ++it;
+      continue;
+    }
+    it->second->deleteLater();
+    it = loss_panels_.erase(it);
+    changed = true;
+  }
+  for (const std::string& k : keys) {
+    if (loss_panels_.count(k)) continue;
+    const QString name = QString::fromStdString(k);
+    PlotPanel* p = make_panel(k == "loss" ? tr("Loss (total)") : tr("Loss: %1").arg(name), name);
+    p->set_log_y(log_y_);
+    loss_panels_[k] = p;
+    changed = true;
+  }
+  if (changed) {
+    set_axis(axis_);
+    lay_out_panels();
+  }
+}
+
+void LivePlots::lay_out_panels() {
+  const std::vector<PlotPanel*> all = panels();
+  for (PlotPanel* p : all) grid_->removeWidget(p);
+  const int n = static_cast<int>(all.size()), cols = n <= 5 ? 3 : 4;
+  for (int i = 0; i < n; ++i) {
+    int row = i / cols, col = i % cols, span = 1;
+    if (all[static_cast<size_t>(i)] == memory_) {  // memory gets the rest of its row, at least two columns
+      span = cols - col;
+      if (span < 2) row += 1, col = 0, span = cols;
+    }
+    grid_->addWidget(all[static_cast<size_t>(i)], row, col, 1, span);
+  }
 }
 
 void LivePlots::set_run(const RunModel* run) {
+  if (run != run_) zoom_.reset();
   run_ = run;
   schedule_refresh();
 }
@@ -135,10 +258,35 @@ void LivePlots::set_overlays(std::vector<const RunModel*> runs) {
   schedule_refresh();
 }
 
+void LivePlots::clear_overlays() {
+  const bool had = !overlays_.empty();
+  overlays_.clear();
+  schedule_refresh();
+  if (had) emit overlaysCleared();
+}
+
+bool LivePlots::keep_overlays() const { return keep_box_->isChecked(); }
+
+void LivePlots::set_live(bool running) {
+  live_ = running;
+  schedule_refresh();
+}
+
+void LivePlots::set_sweep(int current, int total, const QString& name) {
+  sweep_bar_->setVisible(total > 0);
+  if (total <= 0) return;
+  sweep_bar_->setRange(0, total);
+  sweep_bar_->setValue(std::min(current, total));
+  sweep_bar_->setFormat(current >= total ? tr("sweep done: %1 runs").arg(total)
+                                         : tr("sweep: run %1 of %2 (%3)").arg(current + 1).arg(total).arg(name));
+}
+
 void LivePlots::set_axis(Axis a) {
+  if (a != axis_) zoom_.reset();
   axis_ = a;
   if (axis_box_->currentIndex() != static_cast<int>(a)) axis_box_->setCurrentIndex(static_cast<int>(a));
-  for (auto* p : plots_) {
+  const QString label = a == Axis::Step ? tr("step") : a == Axis::RelativeTime ? tr("seconds since start") : tr("time");
+  for (PlotPanel* p : panels()) {
     if (a == Axis::WallTime) {
       auto t = QSharedPointer<QCPAxisTickerDateTime>::create();
       t->setDateTimeFormat("HH:mm:ss");
@@ -146,9 +294,9 @@ void LivePlots::set_axis(Axis a) {
     } else {
       p->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
     }
-    p->xAxis->setLabel(a == Axis::Step ? tr("step") : a == Axis::RelativeTime ? tr("seconds since start") : tr("time"));
+    p->xAxis->setLabel(label);
   }
-  refresh();
+  schedule_refresh();
 }
 
 void LivePlots::set_smoothing(double weight) {
@@ -159,9 +307,34 @@ void LivePlots::set_smoothing(double weight) {
   schedule_refresh();
 }
 
+void LivePlots::set_log_y(bool log) {
+  log_y_ = log;
+  if (log_box_->isChecked() != log) log_box_->setChecked(log);
+  for (auto& [k, p] : loss_panels_) p->set_log_y(log);
+}
+
+void LivePlots::reset_zoom() {
+  zoom_.reset();
+  apply_x_range();
+}
+
 void LivePlots::schedule_refresh() {
   if (!timer_->isActive()) timer_->start();
 }
+
+QString LivePlots::run_label(const RunModel& run) const {
+  const auto id = run_id ? run_id(run.run_dir()) : std::nullopt;
+  return id ? QString("#%1 %2").arg(*id).arg(run.name()) : run.name();
+}
+
+namespace {
+
+QColor color_of(const LivePlots& live, const RunModel& run) {
+  const auto id = live.run_id ? live.run_id(run.run_dir()) : std::nullopt;
+  return run_color(id ? *id : static_cast<int64_t>(qHash(run.run_dir()) % 1000));
+}
+
+}  // namespace
 
 std::vector<double> LivePlots::x_of(const RunModel& run, int rank) const {
   if (rank < 0 || static_cast<size_t>(rank) >= run.ranks().size()) return {};
@@ -173,126 +346,149 @@ std::vector<double> LivePlots::x_of(const RunModel& run, int rank) const {
   return out;
 }
 
-void LivePlots::finish_plot(QCustomPlot* plot, bool keep_x) {
-  double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
-  bool any_x = false, any_y = false;
-  for (auto& c : curves_) {
-    if (c->plot != plot || c->graph->empty()) continue;
-    x0 = any_x ? std::min(x0, c->graph->x_min()) : c->graph->x_min();
-    x1 = any_x ? std::max(x1, c->graph->x_max()) : c->graph->x_max();
-    any_x = true;
-    double lo, hi;
-    if (c->graph->y_range(lo, hi)) {
-      y0 = any_y ? std::min(y0, lo) : lo;
-      y1 = any_y ? std::max(y1, hi) : hi;
-      any_y = true;
+void LivePlots::add_run_curves(const RunModel& run, bool main) {
+  const QString label = run_label(run);
+  const QColor color = color_of(*this, run);
+  const std::vector<double> x = x_of(run, 0);
+  for (const auto& [key, values] : run.losses()) {
+    PlotPanel* p = loss_panel(key);
+    if (!p) continue;
+    auto& raw = p->add_curve(label + " (raw)", faint(color), Qt::SolidLine, 1, false);
+    raw.set_data(x, values);
+    p->add_curve(label, color, Qt::SolidLine, main ? 1.6 : 1.2).set_data(x, EnvelopeSampler::smooth(values, smoothing_));
+    if (main) loss_points_[key] = raw.size();
+  }
+  lr_->add_curve(label, color).set_data(x, run.lr());
+  if (!run.ranks().empty()) {
+    const RankSeries& r0 = run.ranks()[0];
+    if (main) {
+      const std::pair<QString, const std::vector<double>*> parts[] = {{tr("forward"), &r0.forward_ms},
+                                                                      {tr("backward"), &r0.backward_ms},
+                                                                      {tr("communication"), &r0.comm_ms},
+                                                                      {tr("optimizer"), &r0.optim_ms}};
+      for (int i = 0; i < 4; ++i) time_->add_curve(parts[i].first, series_color(i)).set_data(x, *parts[i].second);
     }
+    time_->add_curve(tr("%1 total").arg(label), color, main ? Qt::SolidLine : Qt::DashLine, 1.6)
+        .set_data(x, r0.total_ms);
+    throughput_->add_curve(label, color, main ? Qt::SolidLine : Qt::DashLine).set_data(x, r0.samples_per_s);
   }
-  if (!keep_x || !any_x) plot->xAxis->setRange(x0, x1 > x0 ? x1 : x0 + 1);
-  if (any_y) {
-    const double pad = (y1 - y0) * 0.05 + (y1 == y0 ? std::max(1e-9, std::fabs(y1) * 0.05) : 0);
-    plot->yAxis->setRange(y0 - pad, y1 + pad);
+  add_memory_curves(run, main);
+}
+
+// The main run per rank (current, peak; CUDA's cache as reserved; on CPU the process RSS,
+// hidden until its legend entry is clicked); other runs: their peak, largest over ranks.
+void LivePlots::add_memory_curves(const RunModel& run, bool main) {
+  if (!main) {
+    memory_->add_curve(tr("%1 peak").arg(run_label(run)), color_of(*this, run), Qt::DashLine, 1.4)
+        .set_data(x_of(run, 0), scaled(max_over_ranks(run, &RankSeries::mem_peak), kMiB));
+    return;
   }
-  for (auto& c : curves_)
-    if (c->plot == plot) c->graph->resample();
-  plot->legend->setVisible(plot->graphCount() > 0 && plot->graphCount() <= 12);
-  plot->replot(QCustomPlot::rpQueuedReplot);
+  for (size_t r = 0; r < run.ranks().size(); ++r) {
+    const RankSeries& s = run.ranks()[r];
+    const std::vector<double> xr = x_of(run, static_cast<int>(r));
+    const QColor c = series_color(static_cast<int>(r));
+    memory_->add_curve(tr("rank %1 current").arg(r), c).set_data(xr, scaled(s.mem_current, kMiB));
+    memory_->add_curve(tr("rank %1 peak").arg(r), c, Qt::DashLine, 1.4).set_data(xr, scaled(s.mem_peak, kMiB));
+    const bool cuda = QString::fromStdString(s.device).startsWith("cuda");
+    const auto& extra = cuda ? s.mem_reserved : s.rss;
+    if (std::none_of(extra.begin(), extra.end(), [](double v) { return v > 0; })) continue;
+    const QString name = cuda ? tr("rank %1 reserved (CUDA cache)").arg(r) : tr("rank %1 RSS (whole process)").arg(r);
+    memory_->add_curve(name, c, Qt::DotLine, 1, true, !cuda).set_data(xr, scaled(extra, kMiB));
+  }
+}
+
+// The device limit and the planner's predicted peak as marked lines (labels when off-scale).
+void LivePlots::add_memory_levels(const RunModel& run) {
+  if (const double limit = run.device_limit_bytes(); limit > 0)
+    memory_->add_level(limit * kMiB, tr("device limit per rank %1").arg(LayoutView::bytes_text(limit)),
+                       QColor(200, 30, 30));
+  const auto parsed = config::parse_experiment(run.config().is_object() ? run.config() : nlohmann::json::object());
+  if (!parsed.problems.empty() || !run.config().is_object()) return;
+  const auto p = CoreChecks::predict(parsed.config);
+  if (!p) return;
+  std::map<int64_t, int> first_rank;  // one line per distinct predicted peak
+  for (const auto& r : p->ranks) first_rank.emplace(r.peak, r.rank);
+  for (const auto& [peak, rank] : first_rank) {
+    const QString who = first_rank.size() == 1 ? tr("per rank") : tr("rank %1").arg(rank);
+    memory_->add_level(static_cast<double>(peak) * kMiB,
+                       tr("predicted peak %1 %2").arg(who, LayoutView::bytes_text(static_cast<double>(peak))),
+                       QColor(70, 70, 70));
+  }
+}
+
+void LivePlots::apply_x_range() {
+  syncing_ = true;
+  double lo = 0, hi = 1;
+  bool any = false;
+  for (PlotPanel* p : panels()) {
+    double l, h;
+    if (!p->data_x_range(l, h)) continue;
+    lo = any ? std::min(lo, l) : l;
+    hi = any ? std::max(hi, h) : h;
+    any = true;
+  }
+  if (zoom_) lo = zoom_->first, hi = zoom_->second;
+  for (PlotPanel* p : panels()) {
+    p->xAxis->setRange(lo, hi > lo ? hi : lo + 1);
+    p->fit_y();
+  }
+  syncing_ = false;
 }
 
 void LivePlots::refresh() {
-  // A user zoom (x range narrower than the data) is kept across live updates.
-  std::map<QCustomPlot*, bool> zoomed;
-  for (auto* p : plots_) {
-    double x1 = 0;
-    bool any = false;
-    for (auto& c : curves_)
-      if (c->plot == p && !c->graph->empty())
-        x1 = any ? std::max(x1, c->graph->x_max()) : c->graph->x_max(), any = true;
-    zoomed[p] = any && p->xAxis->range().upper < x1 - 1e-9 && axis_ == Axis::Step;
-  }
-  curves_.clear();
-  for (auto* p : plots_) p->clearGraphs();
-  memory_->yAxis->setScaleType(QCPAxis::stLinear);
-  memory_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
-  for (auto* p : plots_) p->clearItems();
+  std::vector<std::string> keys;
+  if (run_)
+    for (const auto& [k, v] : run_->losses()) keys.push_back(k);
+  sync_loss_panels(keys);
+  for (PlotPanel* p : panels()) p->clear_curves();
   loss_points_.clear();
-  std::vector<const RunModel*> runs;
-  if (run_) runs.push_back(run_);
-  for (auto* o : overlays_)
-    if (o && o != run_) runs.push_back(o);
-  int color = 0;
-  for (size_t ri = 0; ri < runs.size(); ++ri) {
-    const RunModel& run = *runs[ri];
-    const bool main = ri == 0 && run_;
-    const std::vector<double> x = x_of(run, 0);
-    const QString prefix = runs.size() > 1 ? run.name() + QString(" #%1 ").arg(ri + 1) : QString();
-    for (const auto& [key, values] : run.losses()) {
-      if (!main && key != "loss") continue;
-      const QColor c = series_color(color++);
-      QColor faint = c;
-      faint.setAlpha(70);
-      auto& raw = curve(loss_, prefix + QString::fromStdString(key) + " (raw)", faint, Qt::SolidLine, 1);
-      raw.set_data(x, values);
-      raw.graph()->removeFromLegend();
-      curve(loss_, prefix + QString::fromStdString(key), c).set_data(x, EnvelopeSampler::smooth(values, smoothing_));
-      if (main) loss_points_[key] = raw.size();
-    }
-    curve(lr_, prefix + "lr", series_color(static_cast<int>(ri))).set_data(x, run.lr());
-    if (!main) continue;
-    if (!run.ranks().empty()) {
-      const RankSeries& r0 = run.ranks()[0];
-      const std::pair<const char*, const std::vector<double>*> parts[] = {{"forward", &r0.forward_ms},
-                                                                          {"backward", &r0.backward_ms},
-                                                                          {"communication", &r0.comm_ms},
-                                                                          {"optimizer", &r0.optim_ms},
-                                                                          {"total", &r0.total_ms}};
-      for (int i = 0; i < 5; ++i)
-        curve(time_, parts[i].first, series_color(i), i == 4 ? Qt::DashLine : Qt::SolidLine)
-            .set_data(x, *parts[i].second);
-      curve(throughput_, tr("samples/s"), series_color(2)).set_data(x, r0.samples_per_s);
-    }
-    const double MiB = 1.0 / (1024.0 * 1024.0);
-    for (size_t r = 0; r < run.ranks().size(); ++r) {
-      const RankSeries& s = run.ranks()[r];
-      const std::vector<double> xr = x_of(run, static_cast<int>(r));
-      const QColor c = series_color(static_cast<int>(r));
-      curve(memory_, QString("rank %1 current").arg(r), c).set_data(xr, scaled(s.mem_current, MiB));
-      curve(memory_, QString("rank %1 peak").arg(r), c, Qt::DashLine).set_data(xr, scaled(s.mem_peak, MiB));
-      if (std::any_of(s.mem_reserved.begin(), s.mem_reserved.end(), [](double v) { return v > 0; }))
-        curve(memory_, QString("rank %1 reserved").arg(r), c, Qt::DotLine).set_data(xr, scaled(s.mem_reserved, MiB));
-    }
-  }
-  for (auto* p : plots_) finish_plot(p, zoomed[p]);
-  if (run_ && run_->device_limit_bytes() > 0) {  // the device limit, with the y range stretched to show it
-    const double limit = run_->device_limit_bytes() / (1024.0 * 1024.0);
-    auto* line = new QCPItemStraightLine(memory_);
-    line->setPen(QPen(QColor(200, 30, 30), 1.5, Qt::DashDotLine));
-    line->point1->setCoords(0, limit);
-    line->point2->setCoords(1, limit);
-    auto* label = new QCPItemText(memory_);
-    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
-    label->position->setTypeY(QCPItemPosition::ptPlotCoords);
-    label->position->setCoords(0.01, limit);
-    label->setText(tr("limit per rank %1 MiB (log scale)").arg(limit, 0, 'f', 0));
-    label->setColor(QColor(200, 30, 30));
-    memory_->yAxis->setScaleType(QCPAxis::stLogarithmic);
-    memory_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-    memory_->yAxis->setRange(std::max(1.0, memory_->yAxis->range().lower / 2), limit * 1.5);
-    memory_->replot(QCustomPlot::rpQueuedReplot);
-  }
   if (run_) {
-    const auto& st = run_->steps();
-    const double total = st.empty() ? 0 : run_->mean_step_ms(0);
-    summary_->setText(tr("%1 — %2 step(s) logged, mean step %3 ms, %4 rank(s)")
-                          .arg(run_->name())
-                          .arg(st.size())
-                          .arg(total, 0, 'f', 1)
-                          .arg(run_->ranks().size()));
-  } else {
-    summary_->setText(tr("no run loaded"));
+    add_run_curves(*run_, true);
+    for (const RunModel* o : overlays_)
+      if (o && o != run_) add_run_curves(*o, false);
+    add_memory_levels(*run_);
   }
+  apply_x_range();
+  update_header();
   update_logs();
+}
+
+QString LivePlots::placeholder_text() const { return placeholder_->text(); }
+
+bool LivePlots::showing_placeholder() const { return stack_->currentIndex() == 1; }
+
+QString LivePlots::summary_text() const { return summary_->text(); }
+
+void LivePlots::update_header() {
+  if (!run_) {
+    summary_->setText(tr("no run loaded"));
+    placeholder_->setText(tr("No run: launch one from Setup, or open one from History or a run folder."));
+    stack_->setCurrentIndex(1);
+    return;
+  }
+  const int world = run_->config().contains("parallel")
+                        ? run_->config()["parallel"].value("sp", 1) * run_->config()["parallel"].value("dp", 1)
+                        : static_cast<int>(run_->ranks().size());
+  int hello = 0;
+  for (const RankSeries& s : run_->ranks()) hello += s.device.empty() ? 0 : 1;
+  const bool empty = run_->step_events() == 0;
+  if (empty)
+    placeholder_->setText(live_ ? tr("Starting ranks… %1 of %2 rank(s) reported; the plots appear with the first "
+                                     "step.\n%3")
+                                      .arg(hello)
+                                      .arg(world)
+                                      .arg(run_->run_dir())
+                                : tr("%1 logged no steps: it ended before its first step (see the rank logs below, "
+                                     "and History for the reason).")
+                                      .arg(run_label(*run_)));
+  stack_->setCurrentIndex(empty ? 1 : 0);
+  const RunProgress progress = RunProgress::of(*run_);
+  QString text = QString("<b>%1</b> — %2").arg(run_label(*run_).toHtmlEscaped(), progress.text(live_));
+  if (!run_->steps().empty())
+    text += tr(" · mean step %1 ms").arg(run_->mean_step_ms(0), 0, 'f', 1);
+  text += tr(" · %1 rank(s)").arg(run_->ranks().size());
+  if (!overlays_.empty()) text += tr(" · %1 overlaid").arg(overlays_.size());
+  summary_->setText(text);
 }
 
 void LivePlots::update_logs() {

@@ -112,6 +112,7 @@ void RunController::attach(const QString& run_dir, qint64 pid) {
   offset_ = 0;
   partial_.clear();
   failure_.clear();
+  stop_sent_ = false;
   model_ = std::make_unique<RunModel>();
   model_->set_run_dir(run_dir);
   set_state(State::Running);
@@ -120,7 +121,14 @@ void RunController::attach(const QString& run_dir, qint64 pid) {
 }
 
 void RunController::stop() {
-  if (running() && pid_ > 0) ::kill(static_cast<pid_t>(pid_), SIGINT);
+  if (!running() || pid_ <= 0) return;
+  stop_sent_ = true;
+  ::kill(static_cast<pid_t>(pid_), SIGINT);
+}
+
+QString RunController::state_name(State s) {
+  static const char* names[] = {"idle", "running", "finished", "failed", "killed"};
+  return names[static_cast<int>(s)];
 }
 
 void RunController::poll() {
@@ -178,7 +186,10 @@ void RunController::conclude() {
   failure_ =
       model_->errors().empty() ? tail(log, 12) : QString::fromStdString(model_->errors().front()) + "\n" + tail(log, 6);
   if (failure_.isEmpty()) failure_ = tr("the launcher exited without finishing (see %1)").arg(log);
-  set_state(State::Failed);
+  // The launcher's own word (it records KILLED), or our SIGINT when it died before saying so.
+  const bool killed = text.contains("stopped by the user") || (stop_sent_ && model_->errors().empty());
+  if (killed) failure_ = tr("run %1 stopped by the user (KILLED) after %2 step(s)").arg(run_dir_).arg(model_->steps().size());
+  set_state(killed ? State::Killed : State::Failed);
   emit model_->changed();
   emit finished(false, failure_);
 }

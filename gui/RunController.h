@@ -17,7 +17,7 @@ namespace halo::gui {
 class RunController : public QObject {
   Q_OBJECT
  public:
-  enum class State { Idle, Running, Finished, Failed };
+  enum class State { Idle, Running, Finished, Failed, Killed };  // Killed: stopped by the user
   Q_ENUM(State)
 
   explicit RunController(QObject* parent = nullptr);
@@ -31,9 +31,11 @@ class RunController : public QObject {
   // Follows a run whose launcher (pid) is already going, e.g. one left running earlier.
   void attach(const QString& run_dir, qint64 pid);
   void stop();  // SIGINT to the launcher: it stops every rank and records KILLED
+  static QString state_name(State s);  // "idle", "running", "finished", "failed", "killed"
 
   State state() const { return state_; }
   bool running() const { return state_ == State::Running; }
+  bool killed() const { return state_ == State::Killed; }
   QString run_dir() const { return run_dir_; }
   qint64 pid() const { return pid_; }
   QString failure() const { return failure_; }
@@ -58,6 +60,7 @@ class RunController : public QObject {
   State state_ = State::Idle;
   QString run_dir_, failure_;
   qint64 pid_ = 0, offset_ = 0;
+  bool stop_sent_ = false;
   QByteArray partial_;
 };
 

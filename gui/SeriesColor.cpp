@@ -12,4 +12,6 @@ QColor series_color(int index) {
   return colors[static_cast<size_t>(index < 0 ? 0 : index) % std::size(colors)];
 }
 
+QColor run_color(int64_t run_id) { return series_color(2 + static_cast<int>(((run_id - 1) % 8 + 8) % 8)); }
+
 }  // namespace halo::gui

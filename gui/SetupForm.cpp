@@ -1,5 +1,5 @@
-// Widgets keyed by their config path; experiment() writes them over the loaded file, and
-// validate() runs core's parse_experiment plus the launcher's checks on every edit.
+// Widgets keyed by their config path, made from config::field_list() (kind -> widget);
+// experiment() writes them over the loaded file, validate() runs core's parser + launch checks.
 #include "SetupForm.h"
 
 #include <QCheckBox>
@@ -17,15 +17,21 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <climits>
+#include <set>
+
 #include "CoreChecks.h"
 #include "config/ExperimentConfig.h"
+#include "config/FieldInfo.h"
 #include "util/Error.h"
 
 namespace halo::gui {
 
+using config::FieldInfo;
 using nlohmann::json;
 
 namespace {
@@ -55,6 +61,55 @@ QString shown(const json& v) {
   return QString::fromStdString(v.dump());
 }
 
+// Row labels where the key alone reads badly; other keys are shown as "Warmup steps".
+QString label_of(const FieldInfo& f) {
+  static const std::map<std::string, const char*> labels{
+      {"model.arch", "Architecture"},
+      {"model.num_classes", "Classes"},
+      {"model.dim", "Neck / head width (dim)"},
+      {"data.root", "Data folder"},
+      {"data.batch", "Batch (per dp group)"},
+      {"data.workers", "Loader workers"},
+      {"data.eval_split", "Eval split"},
+      {"parallel.sp", "sp (width shards)"},
+      {"parallel.dp", "dp (data parallel)"},
+      {"optim.name", "Optimizer"},
+      {"optim.lr", "Learning rate"},
+      {"optim.momentum", "Momentum (sgd)"},
+      {"optim.grad_clip", "Gradient clip (0 off)"},
+      {"optim.scale_lr", "Scale lr with the global batch"},
+      {"train.checkpoint_every", "Checkpoint every (0: end)"},
+      {"train.eval_every", "Eval every (0: off)"},
+      {"loss.lc_cls", "Lane class"},
+      {"loss.lc_bbox", "Lane points"},
+      {"loss.te_cls", "Traffic element class"},
+      {"loss.te_bbox", "Traffic element box"},
+      {"loss.te_iou", "Traffic element IoU"},
+      {"loss.lclc", "Lane-lane topology"},
+      {"loss.lcte", "Lane-element topology"},
+  };
+  if (auto it = labels.find(f.path); it != labels.end()) return QObject::tr(it->second);
+  QString k = QString::fromStdString(f.key()).replace('_', ' ');
+  if (!k.isEmpty()) k[0] = k[0].toUpper();
+  return k;
+}
+
+// Each section's group box: its title and its place in the 4-column grid.
+struct Group {
+  const char* title;
+  int row, column;
+};
+Group group_of(const std::string& section) {
+  static const std::map<std::string, Group> groups{
+      {"", {"Task and model", 0, 0}},        {"model", {"Task and model", 0, 0}},
+      {"loss", {"Loss weights (OpenLane-V2)", 1, 0}}, {"data", {"Data", 0, 1}},
+      {"train", {"Training", 1, 1}},          {"parallel", {"Parallelism and memory", 0, 2}},
+      {"optim", {"Optimizer", 0, 3}},         {"schedule", {"Schedule", 1, 3}},
+  };
+  auto it = groups.find(section);
+  return it == groups.end() ? Group{"Other settings", 1, 2} : it->second;
+}
+
 }  // namespace
 
 SetupForm::SetupForm(QWidget* parent) : QWidget(parent) {
@@ -75,43 +130,49 @@ QString SetupForm::experiments_dir() {
   return QDir("experiments").absolutePath();
 }
 
-QSpinBox* SetupForm::add_spin(const QString& path, int lo, int hi) {
-  auto* s = new QSpinBox(this);
-  s->setRange(lo, hi);
-  s->setObjectName(path);
-  connect(s, &QSpinBox::valueChanged, this, &SetupForm::validate);
-  fields_[path] = s;
-  return s;
+QWidget* SetupForm::field_widget(const FieldInfo& f) {
+  const QString path = QString::fromStdString(f.path);
+  QWidget* w = nullptr;
+  if (f.path == "model.arch") {  // a free string in the config: offer the variants core knows
+    auto* c = new QComboBox(this);
+    c->addItems(QString::fromStdString(CoreChecks::variant_names()).split(", ", Qt::SkipEmptyParts));
+    c->addItem("resnet18");
+    c->setEditable(true);
+    connect(c, &QComboBox::currentTextChanged, this, &SetupForm::validate);
+    w = c;
+  } else if (f.kind == FieldInfo::Kind::Choice) {
+    auto* c = new QComboBox(this);
+    for (const auto& n : f.choices) c->addItem(QString::fromStdString(n));
+    connect(c, &QComboBox::currentTextChanged, this, &SetupForm::validate);
+    w = c;
+  } else if (f.kind == FieldInfo::Kind::Integer && f.hi <= INT_MAX) {
+    auto* s = new QSpinBox(this);  // wider than the rule, so out-of-range values get the CLI's message
+    s->setRange(f.lo < 0 ? static_cast<int>(f.lo) : 0, INT_MAX);
+    connect(s, &QSpinBox::valueChanged, this, &SetupForm::validate);
+    w = s;
+  } else if (f.kind == FieldInfo::Kind::Boolean) {
+    auto* b = new QCheckBox(this);
+    connect(b, &QCheckBox::toggled, this, &SetupForm::validate);
+    w = b;
+  } else {
+    auto* l = new QLineEdit(this);
+    connect(l, &QLineEdit::textChanged, this, &SetupForm::validate);
+    w = l;
+  }
+  w->setObjectName(path);
+  fields_[path] = w;
+  return w;
 }
 
-namespace {
-
-// A combo box's items: the spellings of one of the experiment's enums.
-template <class E>
-QStringList choices() {
-  QStringList out;
-  for (std::string_view n : config::names<E>()) out << QString::fromUtf8(n.data(), static_cast<qsizetype>(n.size()));
-  return out;
-}
-
-}  // namespace
-
-QComboBox* SetupForm::add_combo(const QString& path, const QStringList& items, bool editable) {
-  auto* c = new QComboBox(this);
-  c->addItems(items);
-  c->setEditable(editable);
-  c->setObjectName(path);
-  connect(c, &QComboBox::currentTextChanged, this, &SetupForm::validate);
-  fields_[path] = c;
-  return c;
-}
-
-QLineEdit* SetupForm::add_line(const QString& path) {
-  auto* l = new QLineEdit(this);
-  l->setObjectName(path);
-  connect(l, &QLineEdit::textChanged, this, &SetupForm::validate);
-  fields_[path] = l;
-  return l;
+QFormLayout* SetupForm::section_form(const std::string& section, QGridLayout* grid) {
+  const Group g = group_of(section);
+  if (auto it = forms_.find(g.title); it != forms_.end()) return it->second;
+  auto* box = new QGroupBox(tr(g.title), this);
+  auto* form = new QFormLayout(box);
+  forms_[g.title] = form;
+  groups_[g.title] = box;
+  grid->addWidget(box, g.row, g.column);
+  return form;
 }
 
 void SetupForm::build() {
@@ -125,67 +186,32 @@ void SetupForm::build() {
   top->addWidget(load);
   top->addWidget(save);
 
-  auto group = [this](const QString& title, QFormLayout*& form) {
-    auto* g = new QGroupBox(title, this);
-    form = new QFormLayout(g);
-    return g;
-  };
-  QFormLayout *fg, *fd, *fp, *fo, *ft;
-  auto* general = group(tr("Task and model"), fg);
-  fg->addRow(tr("Name"), add_line("name"));
-  fg->addRow(tr("Task"), add_combo("task", choices<config::Task>()));
-  QStringList archs = QString::fromStdString(CoreChecks::variant_names()).split(", ", Qt::SkipEmptyParts);
-  archs << "resnet18";
-  fg->addRow(tr("Architecture"), add_combo("model.arch", archs, true));
-  fg->addRow(tr("Classes"), add_spin("model.num_classes", 0, 1'000'000));
-  fg->addRow(tr("Drop path"), add_line("model.drop_path"));
-
-  auto* data = group(tr("Data"), fd);
-  fd->addRow(tr("Source"), add_combo("data.source", choices<config::DataSource>()));
-  auto* root_row = new QHBoxLayout;
-  root_row->addWidget(add_line("data.root"), 1);
-  browse_ = new QPushButton(tr("Browse…"), this);
-  root_row->addWidget(browse_);
-  fd->addRow(tr("Data folder"), root_row);
-  fd->addRow(tr("Views"), add_spin("data.views", 0, 1024));
-  fd->addRow(tr("Height"), add_spin("data.height", 0, 65536));
-  fd->addRow(tr("Width"), add_spin("data.width", 0, 65536));
-  fd->addRow(tr("Batch (per dp group)"), add_spin("data.batch", 0, 1'000'000));
-  fd->addRow(tr("Loader workers"), add_spin("data.workers", 0, 1024));
-
-  auto* par = group(tr("Parallelism and memory"), fp);
-  fp->addRow(tr("Strategy"), add_combo("parallel.strategy", choices<config::Strategy>()));
-  fp->addRow(tr("sp (width shards)"), add_spin("parallel.sp", 0, 1024));
-  fp->addRow(tr("dp (data parallel)"), add_spin("parallel.dp", 0, 1024));
-  fp->addRow(tr("Checkpoint level"), add_combo("parallel.checkpoint_level", choices<config::CheckpointLevel>()));
-  fp->addRow(tr("Backend"), add_combo("parallel.backend", choices<config::Backend>()));
-  fp->addRow(tr("Device"), add_combo("parallel.device", choices<config::Device>()));
-  fp->addRow(tr("Threads per rank"), add_spin("parallel.threads_per_rank", 0, 1024));
+  auto* grid = new QGridLayout;
+  for (const FieldInfo& f : config::field_list()) {
+    if (f.path == "run_dir") continue;  // a new run gets its own folder
+    QFormLayout* form = section_form(f.section(), grid);
+    QWidget* w = field_widget(f);
+    rows_[QString::fromStdString(f.path)] = form;
+    if (f.path != "data.root") {
+      form->addRow(label_of(f), w);
+      continue;
+    }
+    auto* row = new QHBoxLayout;
+    row->addWidget(w, 1);
+    browse_ = new QPushButton(tr("Browse…"), this);
+    row->addWidget(browse_);
+    form->addRow(label_of(f), row);
+  }
   devices_ = new QLabel(this);
   devices_->setWordWrap(true);
-  fp->addRow(tr("Devices"), devices_);
-
-  auto* opt = group(tr("Optimizer and schedule"), fo);
-  fo->addRow(tr("Optimizer"), add_combo("optim.name", choices<config::OptimizerKind>()));
-  fo->addRow(tr("Learning rate"), add_line("optim.lr"));
-  fo->addRow(tr("Weight decay"), add_line("optim.weight_decay"));
-  fo->addRow(tr("Momentum (sgd)"), add_line("optim.momentum"));
-  fo->addRow(tr("Beta 1"), add_line("optim.beta1"));
-  fo->addRow(tr("Beta 2"), add_line("optim.beta2"));
-  fo->addRow(tr("Gradient clip (0 off)"), add_line("optim.grad_clip"));
-  scale_lr_ = new QCheckBox(tr("scale lr with the global batch"), this);
-  connect(scale_lr_, &QCheckBox::toggled, this, &SetupForm::validate);
-  fo->addRow(QString(), scale_lr_);
-  fo->addRow(tr("Steps"), add_spin("schedule.steps", 0, 1'000'000'000));
-  fo->addRow(tr("Warm-up steps"), add_spin("schedule.warmup_steps", 0, 1'000'000'000));
-  fo->addRow(tr("Min lr ratio"), add_line("schedule.min_lr_ratio"));
-
-  auto* train = group(tr("Training"), ft);
-  ft->addRow(tr("Accumulation"), add_spin("train.accumulation", 0, 65536));
-  ft->addRow(tr("Precision"), add_combo("train.precision", choices<config::Precision>()));
-  ft->addRow(tr("Seed"), add_line("train.seed"));
-  ft->addRow(tr("Log every"), add_spin("train.log_every", 0, 1'000'000'000));
-  ft->addRow(tr("Checkpoint every (0: end)"), add_spin("train.checkpoint_every", 0, 1'000'000'000));
+  section_form("parallel", grid)->addRow(tr("Devices"), devices_);
+  grid->setRowStretch(2, 1);
+  auto* fields = new QWidget(this);
+  fields->setLayout(grid);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(fields);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
 
   status_ = new QLabel(this);
   predicted_ = new QLabel(this);
@@ -194,16 +220,10 @@ void SetupForm::build() {
   predicted_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
   problems_ = new QPlainTextEdit(this);
   problems_->setReadOnly(true);
-  problems_->setMaximumHeight(140);
+  problems_->setMaximumHeight(160);
   launch_ = new QPushButton(tr("Launch"), this);
   launch_->setObjectName("launch");
 
-  auto* grid = new QGridLayout;
-  grid->addWidget(general, 0, 0);
-  grid->addWidget(data, 1, 0);
-  grid->addWidget(par, 0, 1);
-  grid->addWidget(train, 1, 1);
-  grid->addWidget(opt, 0, 2, 2, 1);
   auto* bottom = new QHBoxLayout;
   auto* left = new QVBoxLayout;
   left->addWidget(status_);
@@ -216,7 +236,7 @@ void SetupForm::build() {
   bottom->addLayout(right, 2);
   auto* v = new QVBoxLayout(this);
   v->addLayout(top);
-  v->addLayout(grid);
+  v->addWidget(scroll, 1);
   v->addLayout(bottom);
 
   fill_presets();
@@ -253,20 +273,25 @@ void SetupForm::fill_presets() {
   for (const QString& f : dir.entryList({"*.json"}, QDir::Files, QDir::Name)) presets_->addItem(f, dir.filePath(f));
 }
 
-QLineEdit* SetupForm::line(const QString& path) const {
-  auto it = fields_.find(path);
-  return it == fields_.end() ? nullptr : qobject_cast<QLineEdit*>(it->second);
+template <class W>
+static W* widget_as(const std::map<QString, QWidget*>& fields, const QString& path) {
+  auto it = fields.find(path);
+  return it == fields.end() ? nullptr : qobject_cast<W*>(it->second);
 }
-QSpinBox* SetupForm::spin(const QString& path) const {
-  auto it = fields_.find(path);
-  return it == fields_.end() ? nullptr : qobject_cast<QSpinBox*>(it->second);
-}
-QComboBox* SetupForm::combo(const QString& path) const {
-  auto it = fields_.find(path);
-  return it == fields_.end() ? nullptr : qobject_cast<QComboBox*>(it->second);
+QLineEdit* SetupForm::line(const QString& path) const { return widget_as<QLineEdit>(fields_, path); }
+QSpinBox* SetupForm::spin(const QString& path) const { return widget_as<QSpinBox>(fields_, path); }
+QComboBox* SetupForm::combo(const QString& path) const { return widget_as<QComboBox>(fields_, path); }
+QCheckBox* SetupForm::check(const QString& path) const { return widget_as<QCheckBox>(fields_, path); }
+
+bool SetupForm::row_visible(const QString& path) const {
+  auto w = fields_.find(path);
+  auto form = rows_.find(path);
+  if (w == fields_.end() || form == rows_.end()) return false;
+  QGroupBox* box = qobject_cast<QGroupBox*>(form->second->parentWidget());
+  return form->second->isRowVisible(w->second) && (!box || !box->isHidden());
 }
 
-void SetupForm::set_experiment(const json& experiment) {
+void SetupForm::set_experiment(const json& experiment, const QString& source) {
   filling_ = true;
   base_ = experiment.is_object() ? experiment : json::object();
   base_.erase("run_dir");  // a new run gets its own folder
@@ -281,17 +306,22 @@ void SetupForm::set_experiment(const json& experiment) {
     else if (auto* c = qobject_cast<QComboBox*>(w)) {
       if (c->findText(shown(*v)) < 0) c->addItem(shown(*v));
       c->setCurrentText(shown(*v));
-    } else if (auto* l = qobject_cast<QLineEdit*>(w))
+    } else if (auto* b = qobject_cast<QCheckBox*>(w))
+      b->setChecked(v->is_boolean() && v->get<bool>());
+    else if (auto* l = qobject_cast<QLineEdit*>(w))
       l->setText(shown(*v));
   }
-  if (const json* s = at_path(full, "optim.scale_lr", false); s && s->is_boolean())
-    scale_lr_->setChecked(s->get<bool>());
   filling_ = false;
+  if (source != source_ || !source.isEmpty()) {
+    source_ = source;
+    emit sourceChanged(source_);
+  }
   validate();
 }
 
 json SetupForm::experiment() const {
   json out = base_;
+  const std::set<QString> strings{"name", "data.root"};  // text as typed, never parsed as JSON
   for (const auto& [path, w] : fields_) {
     json* v = at_path(out, path, true);
     if (!v) continue;
@@ -299,10 +329,11 @@ json SetupForm::experiment() const {
       *v = s->value();
     else if (auto* c = qobject_cast<QComboBox*>(w))
       *v = c->currentText().toStdString();
+    else if (auto* b = qobject_cast<QCheckBox*>(w))
+      *v = b->isChecked();
     else if (auto* l = qobject_cast<QLineEdit*>(w))
-      *v = (path == "name" || path == "data.root") ? json(l->text().toStdString()) : typed(l->text());
+      *v = strings.count(path) ? json(l->text().toStdString()) : typed(l->text());
   }
-  *at_path(out, "optim.scale_lr", true) = scale_lr_->isChecked();
   return out;
 }
 
@@ -317,7 +348,7 @@ bool SetupForm::load_file(const QString& path) {
     emit message(tr("experiment file '%1' is not a JSON object; fix the JSON or choose another file").arg(path));
     return false;
   }
-  set_experiment(j);
+  set_experiment(j, QFileInfo(path).fileName());
   return true;
 }
 
@@ -335,30 +366,58 @@ QString SetupForm::predicted_text() const { return predicted_->text(); }
 
 QString SetupForm::problems_text() const { return valid_ ? QString() : problems_->toPlainText(); }
 
+// The other task's fields are hidden (classes for OpenLane-V2; dim and the loss weights for
+// classification); the data folder is enabled only when the data comes from files.
+void SetupForm::show_task_fields() {
+  const auto task = config::from_string<config::Task>(combo("task")->currentText().toStdString());
+  for (const FieldInfo& f : config::field_list()) {
+    auto w = fields_.find(QString::fromStdString(f.path));
+    auto form = rows_.find(QString::fromStdString(f.path));
+    if (w == fields_.end() || form == rows_.end()) continue;
+    form->second->setRowVisible(w->second, !f.task || !task || *f.task == *task);
+  }
+  for (auto& [title, box] : groups_) {
+    bool any = false;
+    for (auto& [path, form] : rows_)
+      if (form == forms_[title] && form->isRowVisible(fields_[path])) any = true;
+    box->setVisible(any || title == group_of("parallel").title);
+  }
+  const bool files = combo("data.source")->currentText().toStdString() ==
+                     config::name_of(config::DataSource::OpenLaneV2);
+  line("data.root")->setEnabled(files);
+  browse_->setEnabled(files);
+}
+
 void SetupForm::validate() {
   if (filling_) return;
+  show_task_fields();
   const json exp = experiment();
   const config::ConfigResult r = config::parse_experiment(exp);
+  std::set<std::string> bad;
+  for (const auto& p : r.problems) bad.insert(p.field);
+  const std::vector<std::string> launch = CoreChecks::before_launch(r.config, bad);
   std::string text = config::describe_problems(r.problems);
-  if (r.problems.empty()) text = CoreChecks::before_launch(r.config);
-  const bool ok = text.empty();
+  for (const auto& l : launch) text += (text.empty() ? "" : "\n") + ("  - " + l);
+  problem_count_ = static_cast<int>(r.problems.size() + launch.size());
+  const bool ok = problem_count_ == 0;
   std::string notes = text;
   for (const auto& w : r.warnings) notes += (notes.empty() ? "" : "\n") + std::string("warning: ") + w;
   problems_->setPlainText(QString::fromStdString(notes));
   status_->setText(ok ? tr("<span style='color:#2a7'>Ready to launch: %1 rank(s).</span>").arg(r.config.world_size())
-                      : tr("<span style='color:#c33'>%1 problem(s): fix them to launch.</span>")
-                            .arg(std::max<size_t>(1, r.problems.size())));
+                      : tr("<span style='color:#c33'>%1 problem(s): fix them to launch.</span>").arg(problem_count_));
   devices_->setText(QString::fromStdString(CoreChecks::devices_text(r.config)));
-  const bool source_files = r.config.data.source == config::DataSource::OpenLaneV2;
-  line("data.root")->setEnabled(source_files);
-  browse_->setEnabled(source_files);
-  predicted_->setText(!ok ? tr("(fix the problems first)") : predict ? predict(exp) : QString());
+  // The prediction needs a config that parses; launch-only problems (no CUDA here, no data
+  // folder yet) do not stop it.
+  predicted_->setText(!r.problems.empty() ? tr("(fix the experiment's problems first)")
+                      : predict           ? predict(exp)
+                                          : QString());
   launch_->setEnabled(ok);
   if (ok != valid_) {
     valid_ = ok;
     emit validityChanged(ok);
   }
   valid_ = ok;
+  emit experimentChanged();
 }
 
 }  // namespace halo::gui

@@ -1,5 +1,5 @@
-// The experiment setup form: every field of the experiment config, validated as the user
-// types with the CLI's own messages, presets from experiments/, load/save, launch.
+// The experiment setup form: one widget per field of config's field list (new settings get
+// a row without gui edits), validated as the user types with the CLI's own messages.
 #pragma once
 
 #include <QWidget>
@@ -11,12 +11,18 @@
 
 class QCheckBox;
 class QComboBox;
-class QDoubleSpinBox;
+class QFormLayout;
+class QGridLayout;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
+
+namespace halo::config {
+struct FieldInfo;
+}
 
 namespace halo::gui {
 
@@ -27,24 +33,32 @@ class SetupForm : public QWidget {
 
   // experiments/ of the source tree or install ($HALO_EXPERIMENTS first).
   static QString experiments_dir();
-  void set_experiment(const nlohmann::json& experiment);  // fills every widget
-  nlohmann::json experiment() const;                      // the widgets as an experiment file
-  bool load_file(const QString& path);                    // false + message on error
+  // Fills every widget; `source` names where it came from (a file, a run) for the title.
+  void set_experiment(const nlohmann::json& experiment, const QString& source = QString());
+  nlohmann::json experiment() const;  // the widgets as an experiment file
+  bool load_file(const QString& path);  // false + message on error
   bool save_file(const QString& path);
   bool valid() const { return valid_; }
+  QString source() const { return source_; }
+  // Every problem at once, one per line: the CLI's "  - field: value: fix" lines, then what
+  // the launcher would refuse ("" when valid).
   QString problems_text() const;
-  QString predicted_text() const;  // what the form shows as the predicted memory per rank  // the CLI's "  - field:
-                                   // value: fix" lines ("" when valid)
-  // Predicted bytes per rank for an experiment (set once a memory planner is wired in).
+  int problem_count() const { return problem_count_; }
+  QString predicted_text() const;  // what the form shows as the predicted memory per rank
+  // Predicted memory per rank for an experiment (CoreChecks' text by default).
   std::function<QString(const nlohmann::json&)> predict;
 
-  // Widgets by config path (tests type into them).
+  // Widgets by config path (tests type into them); nullptr when the field has another kind.
   QLineEdit* line(const QString& path) const;
   QSpinBox* spin(const QString& path) const;
   QComboBox* combo(const QString& path) const;
+  QCheckBox* check(const QString& path) const;
+  bool row_visible(const QString& path) const;  // false for the other task's fields
 
  signals:
   void validityChanged(bool valid);
+  void experimentChanged();  // after each validation (the planner follows the form)
+  void sourceChanged(const QString& source);
   void launchRequested(const nlohmann::json& experiment);
   void message(const QString& text);  // errors for the status bar / a dialog
 
@@ -53,22 +67,25 @@ class SetupForm : public QWidget {
 
  private:
   void build();
-  QSpinBox* add_spin(const QString& path, int lo, int hi);
-  QComboBox* add_combo(const QString& path, const QStringList& items, bool editable = false);
-  QLineEdit* add_line(const QString& path);
+  QWidget* field_widget(const config::FieldInfo& f);
+  QFormLayout* section_form(const std::string& section, QGridLayout* grid);
   void fill_presets();
-  void update_devices();
+  void show_task_fields();
 
   nlohmann::json base_;  // the loaded file: fields the form has no widget for survive
   std::map<QString, QWidget*> fields_;
+  std::map<QString, QFormLayout*> rows_;  // the form each field's row is in
+  std::map<std::string, QFormLayout*> forms_;
+  std::map<std::string, QGroupBox*> groups_;
   QComboBox* presets_ = nullptr;
-  QCheckBox* scale_lr_ = nullptr;
   QPushButton* browse_ = nullptr;
   QPushButton* launch_ = nullptr;
   QLabel* status_ = nullptr;
   QLabel* devices_ = nullptr;
   QLabel* predicted_ = nullptr;
   QPlainTextEdit* problems_ = nullptr;
+  QString source_;
+  int problem_count_ = 0;
   bool valid_ = false, filling_ = false;
 };
 

@@ -2,9 +2,12 @@
 // Measured peak = largest memory.peak a rank reported; step time = mean total after step 0.
 #include "StrategyView.h"
 
+#include <QDateTime>
+#include <QDir>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -43,6 +46,9 @@ StrategyView::StrategyView(QWidget* parent) : QWidget(parent), sweep_(new RunCon
   stop_ = new QPushButton(tr("Stop"), this);
   stop_->setEnabled(false);
   info_ = new QLabel(tr("Run a sweep, or select runs in History and press \"Compare strategies\"."), this);
+  progress_ = new QProgressBar(this);
+  progress_->setVisible(false);
+  progress_->setMaximumWidth(360);
   info_->setWordWrap(true);
   memory_ = bar_plot(this, tr("Peak memory per rank"), tr("MiB"));
   time_ = bar_plot(this, tr("Step time"), tr("ms"));
@@ -56,6 +62,7 @@ StrategyView::StrategyView(QWidget* parent) : QWidget(parent), sweep_(new RunCon
   bar->addWidget(run_);
   bar->addWidget(stop_);
   bar->addWidget(info_, 1);
+  bar->addWidget(progress_);
   auto* plots = new QHBoxLayout;
   plots->addWidget(memory_, 3);
   plots->addWidget(time_, 2);
@@ -73,7 +80,7 @@ StrategyView::StrategyView(QWidget* parent) : QWidget(parent), sweep_(new RunCon
         emit message(QString::fromUtf8(e.what()));
       }
     }
-    if (!ok) emit message(msg);
+    if (!ok && !sweep_->killed()) emit message(msg);  // a stopped run is no error
     next_in_sweep();
   });
   redraw();
@@ -114,10 +121,19 @@ void StrategyView::add_run(std::unique_ptr<RunModel> run) {
 void StrategyView::start_sweep(const json& experiment, const QString& runs_root, const QString& db_path) {
   if (sweeping()) return emit message(tr("a sweep is already going"));
   runs_.clear();
-  runs_root_ = runs_root;
+  const QString stamp = QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
+  sweep_dir_ = QDir(runs_root).absoluteFilePath(
+      QString("sweep-%1-%2").arg(QString::fromStdString(experiment.value("name", "experiment")), stamp));
+  runs_root_ = sweep_dir_;
+  stopped_ = false;
   sweep_->db_path = db_path;
   queue_.clear();
   for (auto& v : variants(experiment)) queue_.push_back(std::move(v));
+  sweep_total_ = static_cast<int>(queue_.size());
+  sweep_index_ = -1;
+  progress_->setRange(0, sweep_total_);
+  progress_->setValue(0);
+  progress_->setVisible(true);
   run_->setEnabled(false);
   stop_->setEnabled(true);
   redraw();
@@ -125,25 +141,35 @@ void StrategyView::start_sweep(const json& experiment, const QString& runs_root,
 }
 
 void StrategyView::stop_sweep() {
+  stopped_ = stopped_ || !queue_.empty() || sweep_->running();
   queue_.clear();
   sweep_->stop();
 }
 
+void StrategyView::set_can_start(bool can) { run_->setEnabled(can && !sweeping()); }
+
 bool StrategyView::sweeping() const { return sweep_->running() || !queue_.empty(); }
 
 void StrategyView::next_in_sweep() {
+  progress_->setValue(sweep_index_ + 1);
   if (queue_.empty()) {
     run_->setEnabled(true);
     stop_->setEnabled(false);
-    info_->setText(tr("Sweep done: %1 run(s).").arg(runs_.size()));
+    progress_->setFormat(stopped_ ? tr("sweep stopped: %1 of %2 run(s)").arg(runs_.size()).arg(sweep_total_)
+                                  : tr("sweep done: %1 run(s)").arg(runs_.size()));
+    info_->setText(stopped_ ? tr("Sweep stopped after %1 run(s), in %2").arg(runs_.size()).arg(sweep_dir_)
+                            : tr("Sweep done: %1 run(s), in %2").arg(runs_.size()).arg(sweep_dir_));
     emit sweepFinished();
     return;
   }
   json next = std::move(queue_.front());
   queue_.pop_front();
-  info_->setText(
-      tr("Running %1 (%2 left after it)…").arg(QString::fromStdString(next.value("name", ""))).arg(queue_.size()));
-  if (!sweep_->start(next, runs_root_)) next_in_sweep();
+  ++sweep_index_;
+  const QString name = QString::fromStdString(next.value("name", ""));
+  progress_->setFormat(tr("run %1 of %2: %3").arg(sweep_index_ + 1).arg(sweep_total_).arg(name));
+  info_->setText(tr("Running %1 (%2 left after it)… the Live tab follows it.").arg(name).arg(queue_.size()));
+  if (!sweep_->start(next, runs_root_)) return next_in_sweep();
+  emit sweepRunStarted(sweep_index_, sweep_total_, name);
 }
 
 void StrategyView::redraw() {

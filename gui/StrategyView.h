@@ -15,6 +15,7 @@
 
 class QCustomPlot;
 class QLabel;
+class QProgressBar;
 class QPushButton;
 class QTableWidget;
 
@@ -34,10 +35,17 @@ class StrategyView : public QWidget {
   void set_runs(std::vector<std::unique_ptr<RunModel>> runs);
   void add_run(std::unique_ptr<RunModel> run);
   const std::vector<std::unique_ptr<RunModel>>& runs() const { return runs_; }
-  // Runs the variants one after another through the launcher.
+  // Runs the variants one after another through the launcher, in one folder
+  // <runs_root>/sweep-<name>-<time>/ (History groups the runs by it).
   void start_sweep(const nlohmann::json& experiment, const QString& runs_root, const QString& db_path);
   void stop_sweep();
   bool sweeping() const;
+  RunController* sweep_controller() const { return sweep_; }
+  int sweep_index() const { return sweep_index_; }  // the run going now, 0-based
+  int sweep_total() const { return sweep_total_; }
+  QString sweep_dir() const { return sweep_dir_; }
+  void set_can_start(bool can);  // the window disables the sweep while a run is going
+  QProgressBar* progress() const { return progress_; }
   void redraw();
 
   // Predictions for a config (bytes per rank, ms per step); unset: not shown.
@@ -46,6 +54,7 @@ class StrategyView : public QWidget {
 
  signals:
   void sweepRequested();  // the window answers with start_sweep(the form's experiment)
+  void sweepRunStarted(int index, int total, const QString& name);  // sweep_controller() follows it
   void sweepFinished();
   void message(const QString& text);
 
@@ -53,7 +62,10 @@ class StrategyView : public QWidget {
   void next_in_sweep();
   std::vector<std::unique_ptr<RunModel>> runs_;
   std::deque<nlohmann::json> queue_;
-  QString runs_root_;
+  QString runs_root_, sweep_dir_;
+  int sweep_index_ = -1, sweep_total_ = 0;
+  bool stopped_ = false;
+  QProgressBar* progress_;
   RunController* sweep_;
   QCustomPlot *memory_, *time_;
   QTableWidget* table_;

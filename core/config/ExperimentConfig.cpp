@@ -2,6 +2,8 @@
 // unknown-key check, so defaults, validation and serialisation cannot drift apart.
 #include "config/ExperimentConfig.h"
 
+#include "config/FieldInfo.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -267,6 +269,44 @@ void visit_fields(Config& c, V& v) {
   v.field("train.eval_every", c.train.eval_every, Range{0, kBillion});
 }
 
+// Describes each field (kind, range, default) for field_list().
+struct Describer {
+  std::vector<FieldInfo> out;
+  void section(const std::string&) {}
+  FieldInfo& add(const std::string& path, FieldInfo::Kind kind, json def) {
+    out.push_back({path, kind, {}, 0, 0, false, false, std::move(def), task_of(path)});
+    return out.back();
+  }
+  void field(const std::string& path, const std::string& v, Any) { add(path, FieldInfo::Kind::Text, v); }
+  template <class E>
+  requires std::is_enum_v<E>
+  void field(const std::string& path, const E& v, Any) {
+    FieldInfo& f = add(path, FieldInfo::Kind::Choice, std::string(to_string(v)));
+    for (std::string_view n : names<E>()) f.choices.emplace_back(n);
+  }
+  template <class T>
+  void field(const std::string& path, const T& v, Range r) {
+    FieldInfo& f = add(path, FieldInfo::Kind::Integer, v);
+    f.lo = static_cast<double>(r.lo), f.hi = static_cast<double>(r.hi);
+  }
+  void field(const std::string& path, const uint64_t& v, Any) {
+    FieldInfo& f = add(path, FieldInfo::Kind::Integer, v);
+    f.hi = static_cast<double>(UINT64_MAX);
+  }
+  void field(const std::string& path, const double& v, Interval r) {
+    FieldInfo& f = add(path, FieldInfo::Kind::Real, v);
+    f.lo = r.lo, f.hi = r.hi, f.lo_open = r.lo_open, f.hi_open = r.hi_open;
+  }
+  void field(const std::string& path, const bool& v, Any) { add(path, FieldInfo::Kind::Boolean, v); }
+  // The fields one task alone reads: classes for classification, the neck width and the loss
+  // weights for the OpenLane-V2 baseline.
+  static std::optional<Task> task_of(const std::string& path) {
+    if (path == "model.num_classes") return Task::Convnext;
+    if (path == "model.dim" || path.starts_with("loss.")) return Task::OpenLaneV2;
+    return std::nullopt;
+  }
+};
+
 // Rules between fields; a rule is skipped when one of its fields already has a problem.
 void check_combinations(const ExperimentConfig& c, const Reader& r, std::vector<ConfigProblem>& out) {
   auto ok = [&](std::initializer_list<std::string> paths) {
@@ -451,6 +491,20 @@ json to_json(const ExperimentConfig& c) {
   visit_fields(c, w);
   return std::move(w.out);
 }
+
+std::vector<FieldInfo> field_list() {
+  const ExperimentConfig defaults;
+  Describer d;
+  visit_fields(defaults, d);
+  return std::move(d.out);
+}
+
+std::string FieldInfo::section() const {
+  const auto dot = path.find('.');
+  return dot == std::string::npos ? "" : path.substr(0, dot);
+}
+
+std::string FieldInfo::key() const { return path.substr(path.find('.') + 1); }
 
 std::string describe_problems(const std::vector<ConfigProblem>& p) {
   std::string out;

@@ -11,14 +11,18 @@ namespace {
 
 class Live {
  public:
-  explicit Live(int64_t start) : live_(start) {}
+  Live(int64_t start, std::vector<TracePoint>* trace) : live_(start), trace_(trace) {}
   void touch(int64_t extra, const std::string& where) {
     if (live_ + extra > peak_) {
       peak_ = live_ + extra;
       where_ = where;
     }
+    if (trace_) trace_->push_back({where, live_ + extra, live_});
   }
-  void add(int64_t b) { live_ += b; }
+  void add(int64_t b) {
+    live_ += b;
+    if (trace_ && !trace_->empty()) trace_->back().after = live_;
+  }
   int64_t live() const { return live_; }
   int64_t peak() const { return peak_; }
   const std::string& where() const { return where_; }
@@ -26,6 +30,7 @@ class Live {
  private:
   int64_t live_ = 0, peak_ = 0;
   std::string where_;
+  std::vector<TracePoint>* trace_;
 };
 
 // Forward with grad over [first, last]; the input of `first` is already live.
@@ -57,8 +62,9 @@ std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers,
   return out;
 }
 
-StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segment>& segments, int64_t inputs) {
-  Live m(inputs);
+StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segment>& segments, int64_t inputs,
+                       std::vector<TracePoint>* trace) {
+  Live m(inputs, trace);
   m.touch(0, "forward");
   std::vector<int> seg_at(L.size(), -1);
   for (size_t s = 0; s < segments.size(); ++s)

@@ -24,8 +24,17 @@ struct StepPeak {
   std::string where;  // "backward of stages.0.blocks.2 (recompute)"
 };
 
+// One operation of the simulated step, in order: its name ("forward of stem", "backward of
+// stages.0.blocks.2 (recompute)"), the live bytes at its high point and once it is done.
+struct TracePoint {
+  std::string where;
+  int64_t high = 0, after = 0;  // above the step's start
+};
+
 // inputs: bytes live through forward and backward before the first layer (the images).
-StepPeak simulate_step(const std::vector<LayerMemory>& layers, const std::vector<Segment>& segments, int64_t inputs);
+// trace: when given, every operation's live bytes (the predicted within-step timeline).
+StepPeak simulate_step(const std::vector<LayerMemory>& layers, const std::vector<Segment>& segments, int64_t inputs,
+                       std::vector<TracePoint>* trace = nullptr);
 
 // Checkpoint segments of ConvNeXt: each block, or each stage (downsample + blocks); none without a level.
 std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers,

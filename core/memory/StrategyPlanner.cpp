@@ -42,6 +42,15 @@ int64_t parse_bytes(const std::string& text) {
                     "write a positive size such as 24GiB, 80GB or 512MiB");
 }
 
+config::ExperimentConfig PlanRow::applied_to(const config::ExperimentConfig& cfg) const {
+  config::ExperimentConfig c = cfg;
+  c.parallel.sp = sp;
+  c.parallel.dp = dp;
+  c.parallel.strategy = strategy;
+  if (checkpoint) c.parallel.checkpoint_level = *checkpoint;
+  return c;
+}
+
 PlanResult plan_setups(const config::ExperimentConfig& cfg, const std::vector<int>& device_counts, int64_t budget,
                        const MachineRates& rates) {
   PlanResult out;
@@ -62,13 +71,13 @@ PlanResult plan_setups(const config::ExperimentConfig& cfg, const std::vector<in
       if (d % sp != 0) continue;
       for (const Level level :
            {Level{}, Level{config::CheckpointLevel::Block}, Level{config::CheckpointLevel::Stage}}) {
-        const config::ExperimentConfig c = with(sp, d / sp, level);
         PlanRow row;
         row.devices = d;
         row.sp = sp;
         row.dp = d / sp;
-        row.strategy = c.parallel.strategy;
+        row.strategy = config::make_strategy(sp > 1, level.has_value());
         row.checkpoint = level;
+        const config::ExperimentConfig c = row.applied_to(cfg);
         row.label = (sp > 1 ? fmt::format("tp{}", sp) : std::string(level ? "" : "none")) +
                     (level ? fmt::format("{}checkpoint({})", sp > 1 ? "+" : "", config::name_of(*level)) : "");
         try {

@@ -24,6 +24,9 @@ struct PlanRow {
   double relative_time = 0;      // time per sample / that of `none` on one device
   bool fits = false;
   std::string problem;  // why this setup cannot run (width does not shard, ...)
+  // The experiment set up as this row (its parallel settings over cfg's): what "launch this
+  // row" runs, and what the row was predicted from.
+  config::ExperimentConfig applied_to(const config::ExperimentConfig& cfg) const;
 };
 
 struct PlanResult {

@@ -65,6 +65,7 @@ class HistoryDb {
   std::vector<MetricSummary> metric_summaries(int64_t run);
   std::vector<RankPeak> rank_peaks(int64_t run);
   std::optional<double> mean_step_ms(int64_t run);  // rank 0
+  RunSummary summary(int64_t run);                  // index lookups, plus one pass over its samples
   int64_t metric_rows(int64_t run);
   std::optional<nlohmann::json> layout(int64_t run);
   std::vector<EventRecord> events(int64_t run);

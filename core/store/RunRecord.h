@@ -43,6 +43,14 @@ struct RankPeak {
   double mean_step_ms = 0;
 };
 
+// The figures the workbench's runs table shows beside each run.
+struct RunSummary {
+  std::optional<double> final_loss;   // rank 0's "loss" at its last logged step
+  std::optional<double> best_score;   // largest eval/OLS
+  std::optional<int64_t> peak_bytes;  // largest memory peak of any rank
+  std::optional<double> mean_step_ms;  // rank 0
+};
+
 struct EventRecord {
   std::optional<int> rank;
   std::string kind, json;

@@ -1,10 +1,14 @@
 // End to end through the window: a run started from the form reaches FINISHED through the
 // real launcher, its plots hold its steps, the layout view matches its layout event, the
-// history lists it, it exports; a run stopped from the window ends as a failure message.
+// history lists it, it exports; a run stopped from the window ends KILLED without an error
+// dialog; a sweep is followed by the live view with Launch off and Stop on.
 #include <gtest/gtest.h>
 
+#include <QAction>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -63,6 +67,9 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   QSignalSpy states(c, &RunController::stateChanged);
   t.w.launch(t.w.setup()->experiment());
   EXPECT_EQ(c->state(), RunController::State::Running);
+  EXPECT_FALSE(t.w.launch_action()->isEnabled());
+  EXPECT_TRUE(t.w.stop_action()->isEnabled());
+  EXPECT_TRUE(t.w.windowTitle().contains("tiny")) << t.w.windowTitle().toStdString();
   ASSERT_TRUE(wait_for(finished, 240000)) << "no finish; run " << c->run_dir().toStdString();
   ASSERT_TRUE(finished.at(0).at(0).toBool()) << finished.at(0).at(1).toString().toStdString();
   EXPECT_EQ(c->state(), RunController::State::Finished);
@@ -107,6 +114,11 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   t.w.history()->refresh();
   ASSERT_EQ(t.w.history()->table()->rowCount(), 1);
   EXPECT_EQ(t.w.history()->table()->item(0, 2)->text(), "FINISHED");
+  EXPECT_EQ(t.w.history()->table()->item(0, HistoryView::kSteps)->text(), "5 / 5");
+  EXPECT_EQ(t.w.history()->table()->item(0, HistoryView::kFinalLoss)->text(),
+            QString::number(steps.back()["losses"]["loss"].get<double>(), 'g', 4));
+  EXPECT_EQ(t.w.history()->table()->item(0, HistoryView::kPeak)->text(),
+            LayoutView::bytes_text(std::max(c->model()->peak_bytes(0), c->model()->peak_bytes(1))));
   // A tag and a note through `halo runs`, then the tag filter finds the run.
   QSignalSpy cli(t.w.history(), &HistoryView::cliFinished);
   const QString id = t.w.history()->table()->item(0, 0)->text();
@@ -148,9 +160,14 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   EXPECT_EQ(bars->item(0, 2)->text(),
             LayoutView::bytes_text(std::max(c->model()->peak_bytes(0), c->model()->peak_bytes(1))));
 
-  // Re-opening the finished run from its folder shows the same steps.
+  // Re-opening the finished run from its folder shows the same steps, and the form gets its
+  // config (not the defaults).
+  t.w.setup()->set_experiment(config::to_json(config::ExperimentConfig{}));
   ASSERT_TRUE(t.w.open_run(run_dir));
   EXPECT_EQ(t.w.shown_run()->steps().size(), steps.size());
+  auto reopened = config::parse_experiment(t.w.setup()->experiment()).config;
+  EXPECT_EQ(reopened, original);
+  EXPECT_TRUE(t.w.windowTitle().contains(QFileInfo(run_dir).fileName())) << t.w.windowTitle().toStdString();
   t.w.live()->refresh();
   const int alone = t.w.live()->loss_plot()->graphCount();  // raw + smoothed per loss key
   EXPECT_EQ(alone, 2 * static_cast<int>(t.w.shown_run()->losses().size()));
@@ -160,7 +177,7 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   EXPECT_EQ(t.w.live()->loss_plot()->graphCount(), alone + 2);
 }
 
-TEST(RunWindow, StopFromTheWindowEndsTheRunWithAMessage) {
+TEST(RunWindow, StopFromTheWindowEndsTheRunKilledWithoutADialog) {
   Window t;
   t.w.setup()->set_experiment(testing::tiny_experiment(100000));
   RunController* c = t.w.controller();
@@ -175,14 +192,53 @@ TEST(RunWindow, StopFromTheWindowEndsTheRunWithAMessage) {
   QSignalSpy again_finished(&again, &RunController::finished);
   again.attach(c->run_dir(), c->pid());
   EXPECT_EQ(again.state(), RunController::State::Running);
-  c->stop();
+  t.w.stop();  // the toolbar's Stop
   ASSERT_TRUE(wait_for(finished, 60000));
   EXPECT_FALSE(finished.at(0).at(0).toBool());
-  EXPECT_EQ(c->state(), RunController::State::Failed);
+  EXPECT_EQ(c->state(), RunController::State::Killed);  // stopped, not failed
   EXPECT_TRUE(c->failure().contains("stopped by the user")) << c->failure().toStdString();
+  EXPECT_EQ(t.w.state_text(), "run: killed");
+  EXPECT_TRUE(t.w.launch_action()->isEnabled());
+  EXPECT_FALSE(t.w.stop_action()->isEnabled());
+  t.w.history()->refresh();
+  ASSERT_EQ(t.w.history()->table()->rowCount(), 1);
+  EXPECT_EQ(t.w.history()->table()->item(0, HistoryView::kStatus)->text(), "KILLED");
   ASSERT_TRUE(wait_for(again_finished, 60000));
-  EXPECT_EQ(again.state(), RunController::State::Failed);
+  EXPECT_EQ(again.state(), RunController::State::Killed);  // it read the launcher's word
   EXPECT_GT(again.model()->step_events(), 0);
+}
+
+TEST(RunWindow, LiveFollowsTheSweepWithLaunchOffAndStopOn) {
+  Window t;
+  nlohmann::json e = testing::tiny_experiment(8);
+  t.w.setup()->set_experiment(e);
+  StrategyView* s = t.w.strategies();
+  QSignalSpy started(s, &StrategyView::sweepRunStarted);
+  QSignalSpy done(s, &StrategyView::sweepFinished);
+  s->start_sweep(t.w.setup()->experiment(), t.w.runs_root, t.w.db_path);
+  ASSERT_TRUE(wait_for(started, 10000));
+  EXPECT_EQ(started.at(0).at(0).toInt(), 0);
+  EXPECT_EQ(started.at(0).at(1).toInt(), 4);
+  EXPECT_EQ(t.w.shown_run(), s->sweep_controller()->model());  // Live shows the sweep's run
+  EXPECT_FALSE(t.w.launch_action()->isEnabled());
+  EXPECT_TRUE(t.w.stop_action()->isEnabled());
+  EXPECT_TRUE(t.w.live()->sweep_bar()->isVisibleTo(t.w.live()));
+  EXPECT_TRUE(t.w.state_text().startsWith("sweep 1 of 4")) << t.w.state_text().toStdString();
+  ASSERT_TRUE(started.count() >= 2 || started.wait(240000)) << "the sweep's second run did not start";
+  EXPECT_EQ(t.w.shown_run(), s->sweep_controller()->model());
+  RunController* c = s->sweep_controller();
+  QSignalSpy events_added(c, &RunController::eventsAdded);
+  for (int i = 0; i < 600 && c->running() && c->model()->step_events() == 0; ++i) events_added.wait(500);
+  ASSERT_TRUE(c->running()) << "the second run ended before it could be stopped";
+  t.w.stop();  // stops the run going and the rest of the sweep
+  ASSERT_TRUE(wait_for(done, 120000));
+  EXPECT_TRUE(t.w.launch_action()->isEnabled());
+  EXPECT_FALSE(t.w.stop_action()->isEnabled());
+  EXPECT_EQ(s->runs().size(), 2u);  // the finished one and the stopped one
+  t.w.history()->refresh();
+  ASSERT_EQ(t.w.history()->table()->rowCount(), 2);
+  for (int row = 0; row < 2; ++row)
+    EXPECT_EQ(t.w.history()->table()->item(row, HistoryView::kSweep)->text(), QFileInfo(s->sweep_dir()).fileName());
 }
 
 TEST(RunWindow, BadRunFolderIsAMessageNotACrash) {

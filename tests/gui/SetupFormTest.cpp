@@ -9,9 +9,12 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 
+#include <QCheckBox>
+
 #include "CoreChecks.h"
 #include "SetupForm.h"
 #include "config/ExperimentConfig.h"
+#include "config/FieldInfo.h"
 
 namespace halo::gui {
 namespace {
@@ -136,6 +139,74 @@ TEST(SetupForm, SaveThenLoadKeepsEveryField) {
   QSignalSpy messages(&other, &SetupForm::message);
   EXPECT_FALSE(other.load_file(path));  // gone: a message, not a crash
   EXPECT_EQ(messages.count(), 1);
+}
+
+TEST(SetupForm, HasAWidgetForEveryFieldOfTheConfig) {
+  SetupForm form;
+  for (const config::FieldInfo& f : config::field_list()) {
+    if (f.path == "run_dir") continue;
+    const QString p = QString::fromStdString(f.path);
+    EXPECT_TRUE(form.line(p) || form.spin(p) || form.combo(p) || form.check(p)) << f.path;
+    if (f.kind == config::FieldInfo::Kind::Choice) {
+      ASSERT_NE(form.combo(p), nullptr) << f.path;
+      EXPECT_EQ(form.combo(p)->count(), static_cast<int>(f.choices.size())) << f.path;
+    }
+  }
+  EXPECT_NE(form.check("optim.scale_lr"), nullptr);
+}
+
+TEST(SetupForm, ShowsEveryProblemAtOnce) {
+  SetupForm form;
+  ASSERT_TRUE(form.load_file(quickstart()));
+  form.line("optim.lr")->setText("-0.1");  // a config problem
+  form.spin("parallel.sp")->setValue(3);   // 256 does not shard over 3: the launcher's check
+  form.combo("data.source")->setCurrentText("openlanev2");
+  form.line("data.root")->setText("/no/such/openlane-folder");  // a folder that does not exist
+  EXPECT_FALSE(form.valid());
+  const std::string text = form.problems_text().toStdString();
+  EXPECT_NE(text.find("optim.lr: -0.1"), std::string::npos) << text;
+  EXPECT_NE(text.find("cannot be sharded over sp=3"), std::string::npos) << text;
+  EXPECT_NE(text.find("data.root: \"/no/such/openlane-folder\": no such folder"), std::string::npos) << text;
+  EXPECT_EQ(form.problem_count(), 3);
+  form.line("data.root")->setText(HALO_SOURCE_DIR);  // a folder: that problem goes, the others stay
+  EXPECT_EQ(form.problem_count(), 2);
+}
+
+TEST(SetupForm, CudaExperimentGetsAPredictionWithoutACudaDevice) {
+  SetupForm form;
+  ASSERT_TRUE(form.load_file(quickstart()));
+  form.combo("parallel.device")->setCurrentText("cuda");
+  EXPECT_TRUE(form.predicted_text().contains("rank 0: peak")) << form.predicted_text().toStdString();
+  EXPECT_TRUE(form.predicted_text().contains("rank 1: peak"));
+  if (CoreChecks::cuda_devices() == 0) {  // the launch is refused here, the plan is not
+    EXPECT_FALSE(form.valid());
+    EXPECT_TRUE(form.problems_text().contains("no CUDA device")) << form.problems_text().toStdString();
+  }
+}
+
+TEST(SetupForm, OpenLaneShowsDimAndLossWeightsNotClasses) {
+  SetupForm form;
+  ASSERT_TRUE(form.load_file(QDir(HALO_SOURCE_DIR "/experiments").filePath("openlanev2_baseline.json")));
+  EXPECT_TRUE(form.row_visible("model.dim"));
+  EXPECT_EQ(form.spin("model.dim")->value(), 64);
+  for (const char* k : {"loss.lc_cls", "loss.lc_bbox", "loss.te_cls", "loss.te_bbox", "loss.te_iou", "loss.lclc",
+                        "loss.lcte"})
+    EXPECT_TRUE(form.row_visible(k)) << k;
+  EXPECT_EQ(form.line("loss.lclc")->text(), "2.0");
+  EXPECT_FALSE(form.row_visible("model.num_classes"));
+  form.combo("task")->setCurrentText("convnext");
+  EXPECT_TRUE(form.row_visible("model.num_classes"));
+  EXPECT_FALSE(form.row_visible("model.dim"));
+  EXPECT_FALSE(form.row_visible("loss.lclc"));
+}
+
+TEST(SetupForm, NamesWhereTheExperimentCameFrom) {
+  SetupForm form;
+  QSignalSpy source(&form, &SetupForm::sourceChanged);
+  ASSERT_TRUE(form.load_file(quickstart()));
+  ASSERT_EQ(source.count(), 1);
+  EXPECT_EQ(source.at(0).at(0).toString(), "quickstart.json");
+  EXPECT_EQ(form.source(), "quickstart.json");
 }
 
 }  // namespace

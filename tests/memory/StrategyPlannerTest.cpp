@@ -2,6 +2,8 @@
 // shrinks; widths that cannot shard are reported, not planned; sizes parse with units.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "memory/DeviceCapacity.h"
 #include "memory/StrategyPlanner.h"
 #include "util/Error.h"
@@ -18,6 +20,44 @@ config::ExperimentConfig tiny() {
   c.parallel.strategy = config::Strategy::None;
   c.parallel.sp = 1;
   return c;
+}
+
+TEST(StrategyPlanner, EachRowIsThePredictionOfItsOwnSetup) {
+  const MachineRates rates = stored_rates(DeviceKind::Cpu);
+  const PlanResult r = plan_setups(tiny(), {1, 2, 4}, int64_t{64} << 30, rates);
+  ASSERT_FALSE(r.rows.empty());
+  for (const PlanRow& row : r.rows) {
+    if (!row.problem.empty()) continue;
+    const config::ExperimentConfig c = row.applied_to(tiny());
+    EXPECT_EQ(c.parallel.sp, row.sp);
+    EXPECT_EQ(c.parallel.dp, row.dp);
+    EXPECT_EQ(c.parallel.strategy, row.strategy);
+    EXPECT_EQ(config::checkpoint_of(c.parallel.strategy, c.parallel.checkpoint_level), row.checkpoint);
+    EXPECT_EQ(predict(c, rates).worst().peak, row.peak) << row.label;
+  }
+}
+
+// The trace is the simulation's own walk: its highest point is the step's peak, at the same
+// operation, and it ends (after the last backward) holding only the inputs and gradients.
+TEST(StepTrace, HighestPointIsThePeak) {
+  for (const auto level : {std::optional<config::CheckpointLevel>{}, std::optional(config::CheckpointLevel::Block),
+                           std::optional(config::CheckpointLevel::Stage)}) {
+    config::ExperimentConfig c = tiny();
+    c.parallel.strategy = config::make_strategy(false, level.has_value());
+    if (level) c.parallel.checkpoint_level = *level;
+    const Prediction p = predict(c);
+    const RankPrediction& r = p.ranks[0];
+    std::vector<TracePoint> trace;
+    const StepPeak step = simulate_step(r.layers, checkpoint_segments(r.layers, p.checkpoint), r.inputs, &trace);
+    ASSERT_GT(trace.size(), r.layers.size()) << "forward and backward of every layer";
+    auto top = std::max_element(trace.begin(), trace.end(),
+                                [](const TracePoint& a, const TracePoint& b) { return a.high < b.high; });
+    EXPECT_EQ(top->high, step.peak);
+    EXPECT_EQ(top->where, step.where);
+    EXPECT_EQ(trace.front().where, "forward");
+    EXPECT_NE(trace.back().where.find("backward of stem"), std::string::npos) << trace.back().where;
+    for (const auto& t : trace) EXPECT_GE(t.high, t.after - 0) << t.where;
+  }
 }
 
 TEST(StrategyPlanner, RecommendationFollowsTheBudget) {

@@ -1,0 +1,283 @@
+// Bars at x = 3·rank (predicted) and 3·rank + 1 (measured), one stacked QCPBars per part; the
+// timeline's x is the planner's operation index, absolute bytes = fixed state + live bytes.
+#include "MemoryView.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <optional>
+
+#include <qcustomplot.h>
+
+#include "CoreChecks.h"
+#include "LayoutView.h"
+#include "RunModel.h"
+#include "SeriesColor.h"
+#include "config/ExperimentConfig.h"
+#include "memory/StepSimulator.h"
+
+namespace halo::gui {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+QColor part_color(int part) {
+  static const QColor c[] = {QColor(70, 110, 170), QColor(110, 160, 210), QColor(160, 200, 235), QColor(235, 150, 70),
+                             QColor(240, 200, 90)};
+  return c[part];
+}
+
+QCustomPlot* titled_plot(QWidget* parent, const QString& title, const QString& y) {
+  auto* p = new QCustomPlot(parent);
+  p->setMinimumHeight(230);
+  p->plotLayout()->insertRow(0);
+  p->plotLayout()->addElement(0, 0, new QCPTextElement(p, title, QFont(parent->font().family(), 9, QFont::Bold)));
+  p->yAxis->setLabel(y);
+  auto* below = new QCPLayoutGrid;  // the legend below the data
+  p->plotLayout()->addElement(2, 0, below);
+  below->addElement(0, 0, p->legend);
+  p->plotLayout()->setRowStretchFactor(2, 0.001);
+  p->legend->setFillOrder(QCPLegend::foColumnsFirst);
+  p->legend->setWrap(4);
+  p->legend->setBorderPen(Qt::NoPen);
+  p->legend->setBrush(Qt::NoBrush);
+  QFont small = parent->font();
+  small.setPointSize(8);
+  p->legend->setFont(small);
+  p->legend->setVisible(true);
+  return p;
+}
+
+std::optional<memory::Prediction> prediction_of(const RunModel& run) {
+  if (!run.config().is_object()) return std::nullopt;
+  const auto parsed = config::parse_experiment(run.config());
+  if (!parsed.problems.empty()) return std::nullopt;
+  return CoreChecks::predict(parsed.config);
+}
+
+}  // namespace
+
+MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
+  info_ = new QLabel(this);
+  info_->setWordWrap(true);
+  bars_ = titled_plot(this, tr("Memory per rank: predicted beside measured"), tr("MiB"));
+  timeline_ = titled_plot(this, tr("Live bytes through one step (forward, then backward)"), tr("MiB"));
+  timeline_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  timeline_->axisRect()->setRangeDrag(Qt::Horizontal);
+  timeline_->axisRect()->setRangeZoom(Qt::Horizontal);
+  table_ = new QTableWidget(0, 5, this);
+  table_->setHorizontalHeaderLabels({tr("rank"), tr("part"), tr("predicted"), tr("measured"), tr("error")});
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->verticalHeader()->setVisible(false);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  auto* top = new QHBoxLayout;
+  top->addWidget(bars_, 3);
+  top->addWidget(table_, 2);
+  auto* host = new QWidget(this);
+  host->setLayout(top);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(host);
+  split->addWidget(timeline_);
+  auto* v = new QVBoxLayout(this);
+  v->addWidget(info_);
+  v->addWidget(split, 1);
+  timer_ = new QTimer(this);
+  timer_->setSingleShot(true);
+  timer_->setInterval(500);
+  connect(timer_, &QTimer::timeout, this, &MemoryView::refresh);
+  refresh();
+}
+
+void MemoryView::set_run(const RunModel* run) {
+  run_ = run;
+  refresh();
+}
+
+void MemoryView::schedule_refresh() {
+  if (!timer_->isActive()) timer_->start();
+}
+
+void MemoryView::refresh() {
+  predicted_.clear();
+  measured_.clear();
+  const auto p = run_ ? prediction_of(*run_) : std::nullopt;
+  if (run_) {
+    const size_t ranks = std::max(run_->ranks().size(), p ? p->ranks.size() : size_t{0});
+    for (size_t r = 0; r < ranks; ++r) {
+      // dp replicas are predicted as their sp index
+      predicted_.push_back(p ? MemoryBreakdown::predicted(p->ranks[r % p->ranks.size()]) : MemoryBreakdown{});
+      measured_.push_back(MemoryBreakdown::measured(*run_, static_cast<int>(r)));
+    }
+  }
+  info_->setText(!run_ ? tr("No run: launch one, or open one from History.")
+                 : !p  ? tr("%1: the planner cannot predict this run's config.").arg(run_->name())
+                       : tr("%1 — predicted by core's planner (memory::predict) for the run's own config; measured "
+                            "from its step events (steps after the first).")
+                             .arg(run_->name()));
+  draw_bars();
+  fill_table();
+  draw_timeline();
+}
+
+void MemoryView::draw_bars() {
+  bars_->clearPlottables();
+  bars_->clearItems();
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  std::vector<QCPBars*> stack;
+  auto layer = [&](const QString& name, const QBrush& brush) {
+    auto* b = new QCPBars(bars_->xAxis, bars_->yAxis);
+    b->setName(name);
+    b->setBrush(brush);
+    b->setPen(QPen(QColor(60, 60, 60), 0.5));
+    b->setWidth(0.8);
+    if (!stack.empty()) b->moveAbove(stack.back());
+    stack.push_back(b);
+    return b;
+  };
+  QCPBars* part_bars[MemoryBreakdown::kParts];
+  for (int i = 0; i < MemoryBreakdown::kParts; ++i)
+    part_bars[i] = layer(MemoryBreakdown::part_name(i), part_color(i));
+  QCPBars* fixed = layer(tr("weights + grads + optimizer (measured together)"),
+                         QBrush(part_color(MemoryBreakdown::Gradients), Qt::Dense4Pattern));
+  QCPBars* acts = layer(tr("activations (measured together)"),
+                        QBrush(part_color(MemoryBreakdown::Saved), Qt::Dense4Pattern));
+  QCPBars* peak_only = layer(tr("measured peak (not split)"), QBrush(QColor(150, 150, 150), Qt::Dense5Pattern));
+  double top = 1;
+  for (size_t r = 0; r < predicted_.size(); ++r) {
+    const double xp = 3.0 * static_cast<double>(r), xm = xp + 1;
+    ticker->addTick(xp, tr("rank %1\npredicted").arg(r));
+    ticker->addTick(xm, tr("rank %1\nmeasured").arg(r));
+    const MemoryBreakdown& p = predicted_[r];
+    const MemoryBreakdown& m = measured_[r];
+    for (int i = 0; i < MemoryBreakdown::kParts; ++i) {
+      if (p.parts[static_cast<size_t>(i)]) part_bars[i]->addData(xp, *p.parts[static_cast<size_t>(i)] / kMiB);
+      if (m.parts[static_cast<size_t>(i)]) part_bars[i]->addData(xm, *m.parts[static_cast<size_t>(i)] / kMiB);
+    }
+    const bool split = m.fixed_sum() || m.activations_sum();
+    if (!m.parts[MemoryBreakdown::Weights] && m.fixed) fixed->addData(xm, *m.fixed / kMiB);
+    if (!m.parts[MemoryBreakdown::Saved] && m.activations) acts->addData(xm, *m.activations / kMiB);
+    if (!split && m.peak > 0) peak_only->addData(xm, m.peak / kMiB);
+    top = std::max({top, p.peak / kMiB, m.peak / kMiB});
+    for (const auto& e : MemoryBreakdown::errors(p, m)) {  // the peak's error above the measured bar
+      if (e.what != tr("peak")) continue;
+      auto* t = new QCPItemText(bars_);
+      t->position->setCoords(xm, m.peak / kMiB);
+      t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+      t->setText(QString("%1%2 %").arg(e.relative >= 0 ? "+" : "").arg(e.relative * 100, 0, 'f', 1));
+      t->setColor(e.flagged ? QColor(200, 30, 30) : QColor(40, 120, 60));
+      QFont f = font();
+      f.setBold(e.flagged);
+      t->setFont(f);
+    }
+  }
+  for (QCPBars* b : stack)
+    if (b->data()->isEmpty()) bars_->removePlottable(b);
+  bars_->xAxis->setTicker(ticker);
+  bars_->xAxis->setRange(-0.8, std::max(1.8, 3.0 * static_cast<double>(predicted_.size()) - 1.2));
+  bars_->yAxis->setRange(0, top * 1.18);
+  bars_->replot();
+}
+
+void MemoryView::fill_table() {
+  table_->setRowCount(0);
+  for (size_t r = 0; r < predicted_.size(); ++r)
+    for (const auto& e : MemoryBreakdown::errors(predicted_[r], measured_[r])) {
+      const int row = table_->rowCount();
+      table_->insertRow(row);
+      table_->setItem(row, 0, new QTableWidgetItem(QString::number(r)));
+      table_->setItem(row, 1, new QTableWidgetItem(e.what));
+      table_->setItem(row, 2, new QTableWidgetItem(LayoutView::bytes_text(e.predicted)));
+      table_->setItem(row, 3, new QTableWidgetItem(LayoutView::bytes_text(e.measured)));
+      auto* err = new QTableWidgetItem(QString("%1%2 %%3")
+                                           .arg(e.relative >= 0 ? "+" : "")
+                                           .arg(e.relative * 100, 0, 'f', 1)
+                                           .arg(e.flagged ? tr("  (over 10 %)") : QString()));
+      err->setForeground(e.flagged ? QColor(200, 30, 30) : QColor(40, 120, 60));
+      table_->setItem(row, 4, err);
+    }
+  table_->resizeColumnsToContents();
+}
+
+QStringList MemoryView::flagged() const {
+  QStringList out;
+  for (size_t r = 0; r < predicted_.size(); ++r)
+    for (const auto& e : MemoryBreakdown::errors(predicted_[r], measured_[r]))
+      if (e.flagged) out << tr("rank %1 %2: %3 %").arg(r).arg(e.what).arg(e.relative * 100, 0, 'f', 1);
+  return out;
+}
+
+// The planner's walk of one step per sp rank (dashed), labelled at each stage boundary.
+void MemoryView::draw_timeline() {
+  timeline_->clearGraphs();
+  timeline_->clearItems();
+  peak_text_.clear();
+  const auto p = run_ ? prediction_of(*run_) : std::nullopt;
+  if (!p) return timeline_->replot();
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  double best = -1, best_x = 0;
+  QString best_where;
+  int best_rank = 0;
+  for (const auto& r : p->ranks) {
+    std::vector<memory::TracePoint> trace;
+    memory::simulate_step(r.layers, memory::checkpoint_segments(r.layers, p->checkpoint), r.inputs, &trace);
+    const double base = static_cast<double>(r.weights + r.gradients + r.optimizer_state + r.scaler_and_buffers);
+    QVector<double> x, y;
+    QString last_group;
+    for (size_t i = 0; i < trace.size(); ++i) {
+      x << static_cast<double>(i);
+      y << (base + static_cast<double>(trace[i].high)) / kMiB;
+      if (y.back() > best) {
+        best = y.back(), best_x = static_cast<double>(i), best_rank = r.rank;
+        best_where = QString::fromStdString(trace[i].where);
+      }
+      // "backward of stages.1.blocks.0 (recompute)" -> "backward stages.1": a tick where that changes
+      const QString w = QString::fromStdString(trace[i].where).remove(" (recompute)");
+      const QString group =
+          w.contains(' ') ? w.section(' ', 0, 0) + " " + w.section(' ', -1).section('.', 0, 1) : w;
+      if (r.rank == 0 && group != last_group) ticker->addTick(static_cast<double>(i), group);
+      last_group = group;
+    }
+    QCPGraph* g = timeline_->addGraph();
+    g->setName(tr("rank %1 predicted").arg(r.rank));
+    g->setPen(QPen(series_color(r.rank), 1.5, Qt::DashLine));
+    g->setData(x, y, true);
+  }
+  if (best >= 0) {
+    peak_text_ = tr("peak %1 at %2 (rank %3)").arg(LayoutView::bytes_text(best * kMiB), best_where).arg(best_rank);
+    auto* dot = timeline_->addGraph();
+    dot->setName(tr("peak"));
+    dot->setLineStyle(QCPGraph::lsNone);
+    dot->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(200, 30, 30), 8));
+    dot->setData(QVector<double>{best_x}, QVector<double>{best});
+    auto* t = new QCPItemText(timeline_);
+    t->position->setCoords(best_x, best);
+    t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+    t->setText(QString::fromUtf8("▲ ") + peak_text_);
+    t->setColor(QColor(200, 30, 30));
+  }
+  QFont small = font();
+  small.setPointSize(7);
+  timeline_->xAxis->setTickLabelFont(small);
+  timeline_->xAxis->setTickLabelRotation(40);
+  timeline_->xAxis->setTicker(ticker);
+  timeline_->rescaleAxes();
+  timeline_->yAxis->setRange(0, best * 1.2);
+  timeline_->replot();
+}
+
+QString MemoryView::peak_text() const { return peak_text_; }
+
+int MemoryView::timeline_curves() const {
+  int n = 0;
+  for (int i = 0; i < timeline_->graphCount(); ++i) n += timeline_->graph(i)->name() != tr("peak") ? 1 : 0;
+  return n;
+}
+
+}  // namespace halo::gui

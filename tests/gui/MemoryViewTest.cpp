@@ -1,0 +1,88 @@
+// The memory tab on a run built from step events: predicted parts add up to the planner's
+// peak, the measured peak sits beside it with its error (flagged over 10 %), and the step
+// timeline has a curve per rank with the peak marked where the planner puts it.
+#include <gtest/gtest.h>
+
+#include <qcustomplot.h>
+
+#include "CoreChecks.h"
+#include "GuiTestSupport.h"
+#include "MemoryBreakdown.h"
+#include "MemoryView.h"
+#include "RunModel.h"
+#include "config/ExperimentConfig.h"
+#include "memory/StepSimulator.h"
+
+namespace halo::gui {
+namespace {
+
+using nlohmann::json;
+
+// A tiny tp2 run whose ranks report `scale` times the predicted peak.
+std::unique_ptr<RunModel> run_at(double scale, memory::Prediction* out = nullptr) {
+  auto run = std::make_unique<RunModel>();
+  const auto cfg = config::parse_experiment(testing::tiny_experiment(5)).config;
+  run->set_config(config::to_json(cfg));
+  const auto p = CoreChecks::predict(cfg);
+  EXPECT_TRUE(p.has_value());
+  if (out) *out = *p;
+  for (int s = 0; s < 3; ++s)
+    for (int r = 0; r < 2; ++r)
+      run->add_line(json{{"event", "step"},
+                         {"rank", r},
+                         {"step", s},
+                         {"losses", {{"loss", 1.0}}},
+                         {"memory", {{"current", 1000}, {"peak", scale * static_cast<double>(p->ranks[r].peak)}}}}
+                        .dump());
+  return run;
+}
+
+TEST(MemoryView, PredictedPartsAddUpAndTheMeasuredPeakIsBesideThem) {
+  memory::Prediction p;
+  auto run = run_at(1.02, &p);
+  MemoryView v;
+  v.set_run(run.get());
+  ASSERT_EQ(v.predicted().size(), 2u);
+  for (size_t r = 0; r < 2; ++r) {
+    double sum = 0;
+    for (const auto& part : v.predicted()[r].parts) sum += part.value_or(0);
+    EXPECT_DOUBLE_EQ(sum, static_cast<double>(p.ranks[r].peak)) << r;
+    EXPECT_DOUBLE_EQ(v.measured()[r].peak, 1.02 * static_cast<double>(p.ranks[r].peak));
+  }
+  EXPECT_TRUE(v.flagged().isEmpty()) << v.flagged().join("; ").toStdString();  // 2 % off: fine
+  EXPECT_GT(v.breakdown_plot()->plottableCount(), MemoryBreakdown::kParts - 1);
+  EXPECT_GT(v.table()->rowCount(), 0);
+}
+
+TEST(MemoryView, ErrorsOverTenPercentAreFlagged) {
+  auto run = run_at(1.2);
+  MemoryView v;
+  v.set_run(run.get());
+  ASSERT_EQ(v.flagged().size(), 2) << v.flagged().join("; ").toStdString();  // the peak of each rank
+  EXPECT_TRUE(v.flagged().front().contains("peak: 20.0 %")) << v.flagged().front().toStdString();
+  const auto errs = MemoryBreakdown::errors(v.predicted()[0], v.measured()[0]);
+  ASSERT_FALSE(errs.empty());
+  EXPECT_NEAR(errs.back().relative, 0.2, 1e-9);
+  EXPECT_TRUE(errs.back().flagged);
+}
+
+TEST(MemoryView, TimelineHasEachRankAndMarksThePeak) {
+  memory::Prediction p;
+  auto run = run_at(1.0, &p);
+  MemoryView v;
+  v.set_run(run.get());
+  EXPECT_EQ(v.timeline_curves(), 2);
+  EXPECT_TRUE(v.peak_text().contains(QString::fromStdString(p.worst().peak_at))) << v.peak_text().toStdString();
+  // The curve's top is the simulated step's peak above the fixed state.
+  const QCPGraph* g = v.timeline_plot()->graph(0);
+  double top = 0;
+  for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) top = std::max(top, it->value);
+  const auto& r0 = p.ranks[0];
+  const auto step = memory::simulate_step(r0.layers, memory::checkpoint_segments(r0.layers, p.checkpoint), r0.inputs);
+  const double fixed = static_cast<double>(r0.weights + r0.gradients + r0.optimizer_state + r0.scaler_and_buffers);
+  EXPECT_NEAR(top * 1024 * 1024, fixed + static_cast<double>(step.peak), 1.0);
+  EXPECT_LE(top * 1024 * 1024, static_cast<double>(r0.peak) + 1.0);
+}
+
+}  // namespace
+}  // namespace halo::gui
