@@ -4,10 +4,10 @@
 
 #include <torch/torch.h>
 
+#include "train/ClassificationData.h"
 #include "train/LossScaler.h"
 #include "train/LrSchedule.h"
 #include "train/Optimizer.h"
-#include "train/SyntheticTask.h"
 
 namespace halo::train {
 namespace {
@@ -95,8 +95,8 @@ TEST(LossScaler, BacksOffOnOverflowAndGrowsAfterARun) {
   EXPECT_DOUBLE_EQ(off.scale(), 1.0);
 }
 
-TEST(SyntheticTask, SamplesArePureFunctionsOfTheirIndex) {
-  SyntheticTask t(3, 32, 64, 5, 7);
+TEST(ClassificationData, SamplesArePureFunctionsOfTheirIndex) {
+  ClassificationData t(3, 32, 64, 5, 7);
   auto a = t.batch(10, 2), b = t.batch(11, 1), c = t.batch(10, 2);
   EXPECT_EQ(a.images.sizes(), (std::vector<int64_t>{2, 3, 3, 32, 64}));
   EXPECT_TRUE(torch::equal(a.images, c.images));
