@@ -42,7 +42,9 @@ TEST(ExperimentConfig, ToJsonWritesEveryField) {
   const std::map<std::string, size_t> sections{{"model", 4},  {"loss", 7},     {"data", 8}, {"parallel", 7},
                                                {"optim", 10}, {"schedule", 3}, {"train", 6}};
   EXPECT_EQ(j.size(), 3 + sections.size());
-  for (const auto& [name, n] : sections) EXPECT_EQ(j.at(name).size(), n) << name;
+  for (const auto& [name, n] : sections) {
+    EXPECT_EQ(j.at(name).size(), n) << name;
+  }
   EXPECT_EQ(j["name"], "experiment");
   EXPECT_EQ(j["run_dir"], "");
   EXPECT_EQ(j["optim"]["lr"], 1e-3);

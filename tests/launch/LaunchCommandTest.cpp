@@ -29,7 +29,9 @@ std::vector<double> run_losses(const nlohmann::json& patch, const std::string& t
 void expect_same(const std::vector<double>& a, const std::vector<double>& b, double rel) {
   ASSERT_EQ(a.size(), b.size());
   ASSERT_FALSE(a.empty());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], rel * std::abs(b[i])) << "step " << i;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(a[i], b[i], rel * std::abs(b[i])) << "step " << i;
+  }
 }
 
 TEST(Launch, ShardedAndCheckpointedRunsEqualOneProcess) {
@@ -68,7 +70,9 @@ TEST(Launch, ResumeEqualsUninterrupted) {
   ASSERT_EQ(resumed.code, 0) << resumed.out;
   const auto tail = losses(dir + "/run");
   ASSERT_EQ(tail.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(tail[i], full[3 + i], 1e-6 * std::abs(full[3 + i])) << "step " << 3 + i;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(tail[i], full[3 + i], 1e-6 * std::abs(full[3 + i])) << "step " << 3 + i;
+  }
 }
 
 TEST(Launch, LossFallsOnQuickstart) {
@@ -130,7 +134,9 @@ TEST(Launch, CtrlCStopsEveryRankCleanly) {
   ::waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);
-  for (const auto& h : hello) EXPECT_NE(::kill(h["pid"].get<int>(), 0), 0) << "rank still alive: " << h.dump();
+  for (const auto& h : hello) {
+    EXPECT_NE(::kill(h["pid"].get<int>(), 0), 0) << "rank still alive: " << h.dump();
+  }
 }
 
 TEST(Launch, BadExperimentListsEveryProblem) {
