@@ -6,9 +6,8 @@
 #include <memory>
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "config/ExperimentConfig.h"
+#include "protocol/LayoutEvent.h"
 #include "train/MemoryTracker.h"
 
 namespace halo::parallel {
@@ -52,7 +51,7 @@ class Trainer {
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);
 
-  nlohmann::json layout_event() const;  // per layer: shape on each rank, halos, activation bytes
+  protocol::LayoutEvent layout_event() const;  // per layer: shape on each rank, halos, activation bytes
   std::string device_name() const;
   // Named parameters (timm names) for export.
   std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;
