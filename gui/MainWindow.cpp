@@ -81,7 +81,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(controller_, &RunController::eventsAdded, this, [this] {
     const RunModel* m = controller_->model();
-    if (!layout_shown_ && m && !m->layout().is_null()) {
+    if (!layout_shown_ && m && m->layout()) {
       layout_->set_layout(m->layout(), m->config().contains("data") ? m->config()["data"].value("views", 1) : 1);
       layout_shown_ = true;
     }
@@ -145,7 +145,7 @@ void MainWindow::launch(const nlohmann::json& experiment) {
   if (!controller_->start(experiment, runs_root)) return;  // finished() carried the message
   opened_.reset();
   layout_shown_ = false;
-  layout_->set_layout(nlohmann::json(), 1);
+  layout_->set_layout(std::nullopt, 1);
   live_->set_run(controller_->model());
   tabs_->setCurrentWidget(live_);
   show_message(tr("started %1").arg(controller_->run_dir()), false);
@@ -155,7 +155,7 @@ void MainWindow::show_run(const RunModel* run) {
   live_->set_run(run);
   live_->refresh();
   const int views = run && run->config().contains("data") ? run->config()["data"].value("views", 1) : 1;
-  layout_->set_layout(run ? run->layout() : nlohmann::json(), views);
+  layout_->set_layout(run ? run->layout() : std::nullopt, views);
 }
 
 bool MainWindow::open_run(const QString& run_dir, qint64 running_pid) {

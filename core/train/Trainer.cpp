@@ -277,37 +277,31 @@ void Trainer::load_checkpoint(const std::string& path) {
   s_->scaler.restore(scale.item<double>(), good.item<int64_t>());
 }
 
-nlohmann::json Trainer::layout_event() const {
+protocol::LayoutEvent Trainer::layout_event() const {
   const int sp = mesh_->shape().sp;
   const int64_t images = cfg_.data.batch * cfg_.data.views;
   const int64_t bytes_per = config::compute_bytes(cfg_.train.precision);
-  nlohmann::json layers = nlohmann::json::array();
+  protocol::LayoutEvent e;
+  e.input = {images, 3, cfg_.data.height, cfg_.data.width};
+  e.sp = sp;
+  e.dp = mesh_->shape().dp;
   for (const auto& l : s_->backbone->layout(cfg_.data.height, cfg_.data.width, sp)) {
-    nlohmann::json ranks = nlohmann::json::array();
+    protocol::LayoutLayer layer{l.name, l.window.kernel, l.window.stride, l.window.padding, l.window.dilation, {}};
     for (int r = 0; r < sp; ++r) {
       const shard::HaloPlan plan = shard::make_halo_plan(l.in, l.window, r, l.name.c_str());
       const auto [left, right] = plan.peer_columns();
       const int64_t w = l.out.span(r).size();
-      ranks.push_back({{"rank", r},
-                       {"in_columns", {l.in.span(r).begin, l.in.span(r).end}},
-                       {"out_columns", {l.out.span(r).begin, l.out.span(r).end}},
-                       {"shape", {images, l.channels, l.height, w}},
-                       {"halo_left", left},
-                       {"halo_right", right},
-                       {"activation_bytes", images * l.channels * l.height * w * bytes_per}});
+      layer.ranks.push_back({r,
+                             {l.in.span(r).begin, l.in.span(r).end},
+                             {l.out.span(r).begin, l.out.span(r).end},
+                             {images, l.channels, l.height, w},
+                             left,
+                             right,
+                             images * l.channels * l.height * w * bytes_per});
     }
-    layers.push_back({{"name", l.name},
-                      {"kernel", l.window.kernel},
-                      {"stride", l.window.stride},
-                      {"padding", l.window.padding},
-                      {"dilation", l.window.dilation},
-                      {"ranks", ranks}});
+    e.layers.push_back(std::move(layer));
   }
-  return {{"event", "layout"},
-          {"input", {images, 3, cfg_.data.height, cfg_.data.width}},
-          {"sp", sp},
-          {"dp", mesh_->shape().dp},
-          {"layers", layers}};
+  return e;
 }
 
 }  // namespace halo::train

@@ -10,9 +10,8 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "config/ExperimentConfig.h"
+#include "protocol/LayoutEvent.h"
 #include "train/MemoryTracker.h"
 
 namespace halo::parallel {
@@ -56,7 +55,7 @@ class Trainer {
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);
 
-  nlohmann::json layout_event() const;  // per layer: shape on each rank, halos, activation bytes
+  protocol::LayoutEvent layout_event() const;  // per layer: shape on each rank, halos, activation bytes
   std::string device_name() const;
   // Named parameters (timm names) for export.
   std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;
