@@ -1,4 +1,4 @@
-// Same calls as the launcher's check_before_launch (model windows -> check_shardable),
+// Same calls as the launcher's check_before_launch (layer list -> check_shardable),
 // messages as the CLI prints them ("problem\n  hint: fix").
 #include "CoreChecks.h"
 
@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/ConvNeXtLayers.h"
 #include "arch/ConvNeXtVariant.h"
 #include "memory/DeviceCapacity.h"
 #include "memory/MemoryPlanner.h"
@@ -18,7 +19,8 @@ std::string CoreChecks::before_launch(const config::ExperimentConfig& cfg) {
   const auto variant = arch::find_convnext_variant(cfg.model.arch);
   if (!variant) return "";
   try {
-    shard::check_shardable(arch::convnext_layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
+    shard::check_shardable(arch::convnext_layers(*variant, cfg.model.num_classes).windows(), cfg.data.width,
+                           cfg.parallel.sp);
   } catch (const util::Error& e) {
     return e.problem() + (e.hint().empty() ? "" : "\n  hint: " + e.hint());
   }

@@ -117,7 +117,7 @@ int check_before_launch(config::ExperimentConfig& cfg, int nproc, const NodePlac
         fmt::format("drop --nproc (then sp x dp / nnodes ranks run per node), or use --set parallel.dp={}",
                     nodes.nnodes * nproc / std::max(1, cfg.parallel.sp)));
   auto variant = arch::find_convnext_variant(cfg.model.arch);
-  if (variant) shard::check_shardable(arch::convnext_layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
+  if (variant) shard::check_shardable(arch::convnext_layers(*variant).windows(), cfg.data.width, cfg.parallel.sp);
   return nodes.multi_node() && nproc == 0 ? world / nodes.nnodes : (nproc > 0 ? nproc : world);
 }
 
