@@ -84,10 +84,12 @@ std::vector<std::vector<double>> drop_path_rates(const arch::LayerList& layers, 
 
 ConvNeXtImpl::ConvNeXtImpl(const arch::ConvNeXtVariant& v, int64_t num_classes, int64_t in_chans, double drop_path_rate)
     : variant_(v), layers_(arch::convnext_layers(v, num_classes, in_chans)) {
+  // Modules are made in forward order (stem, stages, head): their initialisation draws from
+  // the default generator in that order, so a seed gives the same weights as before.
   const auto rates = drop_path_rates(layers_, drop_path_rate);
   std::vector<std::vector<arch::Layer>> stage_layers(rates.size());
+  const arch::Layer* head_layer = nullptr;
   stem = register_module("stem", torch::nn::ModuleList());
-  stages = register_module("stages", torch::nn::ModuleList());
   for (const arch::Layer& l : layers_) {
     if (l.kind == arch::LayerKind::PatchStem) {
       const arch::Conv& c = l.conv("0");
@@ -95,12 +97,16 @@ ConvNeXtImpl::ConvNeXtImpl(const arch::ConvNeXtVariant& v, int64_t num_classes, 
       stem->push_back(ShardedConv2d(c.in_channels, c.out_channels, c.spec, c.bias));
       stem->push_back(LayerNorm2d(n.channels, n.eps));
     } else if (l.kind == arch::LayerKind::NormMlpHead) {
-      head = register_module("head", ConvNeXtHead(l.in_channels, l.out_channels, l.norm("norm").eps));
+      head_layer = &l;
     } else {
       stage_layers.at(static_cast<size_t>(l.stage)).push_back(l);
     }
   }
+  stages = register_module("stages", torch::nn::ModuleList());
   for (size_t i = 0; i < stage_layers.size(); ++i) stages->push_back(ConvNeXtStage(stage_layers[i], rates[i]));
+  if (head_layer)
+    head = register_module(
+        "head", ConvNeXtHead(head_layer->in_channels, head_layer->out_channels, head_layer->norm("norm").eps));
 }
 
 ShardedTensor ConvNeXtImpl::forward_features(const ShardedTensor& x) { return forward_stages(x).back(); }

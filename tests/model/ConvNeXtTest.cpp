@@ -83,6 +83,26 @@ class EveryVariant : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryVariant, LayerListIsTheModel) { expect_list_is_model(*arch::find_convnext_variant(GetParam()), 1000); }
 
+// Modules initialise in forward order, the head last: under one seed a backbone (no head)
+// gets exactly the weights of the classifier's backbone, and a seed reproduces every weight.
+TEST(ConvNeXt, InitialisationDrawsInForwardOrder) {
+  const auto v = *arch::find_convnext_variant("convnext_test");
+  torch::manual_seed(7);
+  ConvNeXt classifier(v, 10);
+  torch::manual_seed(7);
+  ConvNeXt backbone(v, 0);
+  torch::manual_seed(7);
+  ConvNeXt again(v, 10);
+  auto full = classifier->named_parameters();
+  auto same = again->named_parameters();
+  for (const auto& p : backbone->named_parameters()) {
+    ASSERT_TRUE(full.contains(p.key())) << p.key();
+    EXPECT_TRUE(torch::equal(p.value(), full[p.key()])) << p.key();
+  }
+  for (const auto& p : full) EXPECT_TRUE(torch::equal(p.value(), same[p.key()])) << p.key();
+  EXPECT_FALSE(torch::equal(full["head.fc.weight"], torch::zeros_like(full["head.fc.weight"])));
+}
+
 TEST(ConvNeXt, BackboneLayerListHasNoHead) {
   for (const char* name : {"convnext_test", "convnext_atto", "convnext_tiny"})
     expect_list_is_model(*arch::find_convnext_variant(name), 0);
