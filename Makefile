@@ -35,7 +35,7 @@ screenshots: build
 	QT_QPA_PLATFORM=offscreen $(BUILD)/bin/gui_screenshots $(BUILD)/screenshots
 # Test binaries run under the sanitizers: every suite of core/ (launch_tests, data_tests and
 # eval_tests also run the sanitized `halo`; multi-process suites run sanitized ranks).
-ASAN_TESTS ?= util_tests shard_tests config_tests io_tests store_tests parallel_tests model_tests memory_tests \
+ASAN_TESTS ?= util_tests shard_tests arch_tests config_tests protocol_tests io_tests store_tests parallel_tests model_tests memory_tests \
   train_tests train_openlane_tests train_predictor_tests data_tests eval_tests \
   launch_tests
 

@@ -1,4 +1,4 @@
-// Same calls as the launcher's check_before_launch (model windows -> check_shardable),
+// Same calls as the launcher's check_before_launch (layer list -> check_shardable),
 // messages as the CLI prints them ("problem\n  hint: fix").
 #include "CoreChecks.h"
 
@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/ConvNeXtLayers.h"
 #include "arch/ConvNeXtVariant.h"
 #include "memory/DeviceCapacity.h"
 #include "memory/MemoryPlanner.h"
@@ -21,7 +22,7 @@ std::vector<std::string> CoreChecks::before_launch(const config::ExperimentConfi
   const bool shard_fields_ok = !bad.count("model.arch") && !bad.count("data.width") && !bad.count("parallel.sp");
   if (const auto variant = arch::find_convnext_variant(cfg.model.arch); variant && shard_fields_ok) {
     try {
-      shard::check_shardable(arch::convnext_layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
+      shard::check_shardable(arch::convnext_layers(*variant, cfg.model.num_classes).windows(), cfg.data.width, cfg.parallel.sp);
     } catch (const util::Error& e) {
       out.push_back(e.problem() + (e.hint().empty() ? "" : "\n  hint: " + e.hint()));
     }

@@ -4,7 +4,9 @@
 
 #include <QWidget>
 
-#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "protocol/LayoutEvent.h"
 
 class QLabel;
 class QTableWidget;
@@ -17,12 +19,12 @@ class LayoutView : public QWidget {
   Q_OBJECT
  public:
   explicit LayoutView(QWidget* parent = nullptr);
-  // The run's layout event (null: none yet); views from the run's config (data.views).
-  void set_layout(const nlohmann::json& layout_event, int views);
+  // The run's layout event (none yet: an empty table); views from the run's config (data.views).
+  void set_layout(const std::optional<protocol::LayoutEvent>& layout, int views);
   QTableWidget* table() const { return table_; }
   ShardOverlay* overlay() const { return overlay_; }
   // Cell text of a rank's column: "(N, C, H, W)  halo L|R  <bytes>".
-  static QString cell_text(const nlohmann::json& rank_entry);
+  static QString cell_text(const protocol::LayoutRank& rank);
   static QString bytes_text(double bytes);
 
  private:

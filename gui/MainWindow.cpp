@@ -96,7 +96,7 @@ void MainWindow::wire_runs() {
     connect(c, &RunController::eventsAdded, this, [this, c] {
       if (c != following_) return;
       const RunModel* m = c->model();
-      if (!layout_shown_ && m && !m->layout().is_null()) {
+      if (!layout_shown_ && m && m->layout()) {
         layout_->set_layout(m->layout(), m->config().contains("data") ? m->config()["data"].value("views", 1) : 1);
         layout_shown_ = true;
       }
@@ -205,7 +205,7 @@ void MainWindow::follow(RunController* c) {
   following_ = c;
   opened_.reset();
   layout_shown_ = false;
-  layout_->set_layout(nlohmann::json(), 1);
+  layout_->set_layout(std::nullopt, 1);
   if (!live_->keep_overlays()) {  // a new run starts with a clean plot unless asked otherwise
     overlays_.clear();
     live_->set_overlays({});
@@ -247,7 +247,7 @@ void MainWindow::show_run(const RunModel* run) {
   live_->refresh();
   memory_->set_run(run);
   const int views = run && run->config().contains("data") ? run->config()["data"].value("views", 1) : 1;
-  layout_->set_layout(run ? run->layout() : nlohmann::json(), views);
+  layout_->set_layout(run ? run->layout() : std::nullopt, views);
   update_actions();
   update_title();
 }

@@ -1,5 +1,5 @@
-// Event parsing: step -> per-rank series (rank 0 also losses and lr), layout, checkpoint,
-// error, done, hello (device), log lines; times from the launcher's "time" stamp.
+// Events (read by core/protocol): step -> per-rank series (rank 0 also losses and lr), layout,
+// checkpoint, error, done, hello (device), log lines; times from the launcher's time stamp.
 #include "RunModel.h"
 
 #include <unistd.h>
@@ -41,15 +41,7 @@ std::unique_ptr<RunModel> RunModel::load(const QString& run_dir) {
   return m;
 }
 
-bool RunModel::add_line(const std::string& line) {
-  json j = json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    rank(0).log += line + "\n";
-    return false;
-  }
-  add_event(j);
-  return true;
-}
+void RunModel::add_line(const std::string& line) { add_event(protocol::parse_line(line)); }
 
 RankSeries& RunModel::rank(int r) {
   r = std::max(r, 0);
@@ -57,58 +49,57 @@ RankSeries& RunModel::rank(int r) {
   return ranks_[static_cast<size_t>(r)];
 }
 
-void RunModel::add_event(const json& j) {
-  const std::string ev = j.value("event", "");
-  const int r = j.value("rank", 0);
-  const double wall = j.contains("time") && j["time"].is_number() ? j["time"].get<double>() : -1;
+void RunModel::add_step(int r, const protocol::StepEvent& e, double wall) {
+  RankSeries& s = rank(r);
+  const protocol::StepTimes& t = e.time_ms;
+  const protocol::StepMemory& m = e.memory;
+  s.step.push_back(static_cast<double>(e.step));
+  // Without launcher time stamps, relative time is the sum of step times.
+  const double rel = wall > 0 ? wall - start_wall_s_ : (s.time_s.empty() ? 0 : s.time_s.back()) + t.total / 1000;
+  s.time_s.push_back(rel);
+  s.forward_ms.push_back(t.forward);
+  s.backward_ms.push_back(t.backward);
+  s.comm_ms.push_back(t.comm);
+  s.optim_ms.push_back(t.optim);
+  s.total_ms.push_back(t.total);
+  s.mem_current.push_back(static_cast<double>(m.current));
+  s.mem_peak.push_back(static_cast<double>(m.peak));
+  s.mem_reserved.push_back(static_cast<double>(m.reserved));
+  s.rss.push_back(static_cast<double>(m.rss));
+  s.samples_per_s.push_back(e.samples_per_s);
+  ++step_events_;
+  if (r != 0) return;
+  steps_.push_back(static_cast<double>(e.step));
+  lr_.push_back(e.lr);
+  for (const auto& [key, v] : e.losses) {  // NaN: a diverged loss (null on the wire)
+    auto& series = losses_[key];
+    series.resize(steps_.size() - 1, std::numeric_limits<double>::quiet_NaN());
+    series.push_back(v);
+  }
+}
+
+void RunModel::add_event(const protocol::EventLine& line) {
+  const int r = line.rank;
+  const double wall = line.time.value_or(-1);
   if (wall > 0 && start_wall_s_ < 0) start_wall_s_ = wall;
-  auto num = [](const json& o, const char* key) {
-    return o.contains(key) && o[key].is_number() ? o[key].get<double>() : 0.0;
-  };
-  if (ev == "step") {
-    RankSeries& s = rank(r);
-    const json& t = j.contains("time_ms") ? j["time_ms"] : json::object();
-    const json& m = j.contains("memory") ? j["memory"] : json::object();
-    s.step.push_back(num(j, "step"));
-    // Without launcher time stamps, relative time is the sum of step times.
-    const double rel =
-        wall > 0 ? wall - start_wall_s_ : (s.time_s.empty() ? 0 : s.time_s.back()) + num(t, "total") / 1000;
-    s.time_s.push_back(rel);
-    s.forward_ms.push_back(num(t, "forward"));
-    s.backward_ms.push_back(num(t, "backward"));
-    s.comm_ms.push_back(num(t, "comm"));
-    s.optim_ms.push_back(num(t, "optim"));
-    s.total_ms.push_back(num(t, "total"));
-    s.mem_current.push_back(num(m, "current"));
-    s.mem_peak.push_back(num(m, "peak"));
-    s.mem_reserved.push_back(num(m, "reserved"));
-    s.rss.push_back(num(m, "rss"));
-    s.samples_per_s.push_back(num(j, "samples_per_s"));
-    ++step_events_;
-    if (r == 0) {
-      steps_.push_back(num(j, "step"));
-      lr_.push_back(num(j, "lr"));
-      if (j.contains("losses") && j["losses"].is_object())
-        for (const auto& [key, v] : j["losses"].items()) {
-          auto& series = losses_[key];
-          series.resize(steps_.size() - 1, std::numeric_limits<double>::quiet_NaN());
-          series.push_back(v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN());
-        }
-    }
-  } else if (ev == "layout") {
-    layout_ = j;
-  } else if (ev == "hello") {
-    rank(r).device = j.value("device", "");
-  } else if (ev == "checkpoint") {
-    checkpoints_.push_back({j.value("step", int64_t{0}), j.value("path", ""), j.value("bytes", int64_t{0})});
-  } else if (ev == "error") {
-    errors_.push_back("rank " + std::to_string(r) + ": " + j.value("message", "") +
-                      (j.value("hint", "").empty() ? "" : "\n  hint: " + j.value("hint", "")));
+  const protocol::Event& ev = line.event;
+  if (const auto* step = std::get_if<protocol::StepEvent>(&ev)) {
+    add_step(r, *step, wall);
+  } else if (const auto* layout = std::get_if<protocol::LayoutEvent>(&ev)) {
+    layout_ = *layout;
+  } else if (const auto* hello = std::get_if<protocol::HelloEvent>(&ev)) {
+    rank(r).device = hello->device;
+  } else if (const auto* ckpt = std::get_if<protocol::CheckpointEvent>(&ev)) {
+    checkpoints_.push_back({ckpt->step, ckpt->path, ckpt->bytes});
+  } else if (const auto* error = std::get_if<protocol::ErrorEvent>(&ev)) {
+    errors_.push_back(error->describe(r));
     rank(r).log += "error: " + errors_.back() + "\n";
-  } else if (ev == "done") {
+  } else if (std::holds_alternative<protocol::DoneEvent>(ev)) {
     ++done_;
-  } else if (ev == "log") {
-    rank(r).log += j.value("text", "") + "\n";
+  } else if (const auto* log = std::get_if<protocol::LogEvent>(&ev)) {
+    rank(r).log += log->text + "\n";
+  } else if (const auto* bad = std::get_if<protocol::MalformedEvent>(&ev)) {
+    rank(r).log += "unreadable event: " + bad->problem + "\n";
   }
 }
 

@@ -7,10 +7,13 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "protocol/EventLine.h"
 
 namespace halo::gui {
 
@@ -40,9 +43,9 @@ class RunModel : public QObject {
 
   void set_run_dir(const QString& dir) { run_dir_ = dir; }
   void set_config(const nlohmann::json& config) { config_ = config; }
-  // One line of events.jsonl; returns false (and keeps it as a log line) when not JSON.
-  bool add_line(const std::string& line);
-  void add_event(const nlohmann::json& event);
+  // One line of events.jsonl (a line that is not JSON is rank 0's log line).
+  void add_line(const std::string& line);
+  void add_event(const protocol::EventLine& line);
   void reload_logs();  // rank<k>.log files of the run folder
 
   const QString& run_dir() const { return run_dir_; }
@@ -56,7 +59,7 @@ class RunModel : public QObject {
   double start_wall_s() const { return start_wall_s_; }
   const std::map<std::string, std::vector<double>>& losses() const { return losses_; }
   const std::vector<double>& lr() const { return lr_; }
-  const nlohmann::json& layout() const { return layout_; }
+  const std::optional<protocol::LayoutEvent>& layout() const { return layout_; }  // none before it arrived
   const std::vector<CheckpointInfo>& checkpoints() const { return checkpoints_; }
   const std::vector<std::string>& errors() const { return errors_; }
   int done_ranks() const { return done_; }
@@ -71,7 +74,9 @@ class RunModel : public QObject {
  private:
   RankSeries& rank(int r);
   QString run_dir_;
-  nlohmann::json config_, layout_;
+  void add_step(int r, const protocol::StepEvent& e, double wall);
+  nlohmann::json config_;
+  std::optional<protocol::LayoutEvent> layout_;
   std::vector<RankSeries> ranks_;
   std::vector<double> steps_, lr_, empty_;
   std::map<std::string, std::vector<double>> losses_;

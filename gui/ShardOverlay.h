@@ -4,7 +4,9 @@
 
 #include <QWidget>
 
-#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "protocol/LayoutEvent.h"
 
 namespace halo::gui {
 
@@ -12,7 +14,7 @@ class ShardOverlay : public QWidget {
   Q_OBJECT
  public:
   explicit ShardOverlay(QWidget* parent = nullptr);
-  void set_layout(const nlohmann::json& layout_event, int views);
+  void set_layout(const std::optional<protocol::LayoutEvent>& layout, int views);
   void set_layer(int index);
   int layer() const { return layer_; }
   QSize sizeHint() const override { return {900, 220}; }
@@ -21,7 +23,7 @@ class ShardOverlay : public QWidget {
   void paintEvent(QPaintEvent*) override;
 
  private:
-  nlohmann::json layout_;
+  std::optional<protocol::LayoutEvent> layout_;
   int views_ = 1, layer_ = 0;
 };
 

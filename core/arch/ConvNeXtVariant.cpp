@@ -33,14 +33,4 @@ std::string convnext_variant_names() {
   return out;
 }
 
-std::vector<shard::LayerWindow> convnext_layer_windows(const ConvNeXtVariant& v) {
-  std::vector<shard::LayerWindow> out{{"stem.0", {4, 4, 0, 1}}};
-  for (int i = 0; i < 4; ++i) {
-    if (i > 0) out.push_back({"stages." + std::to_string(i) + ".downsample.1", {2, 2, 0, 1}});
-    for (int j = 0; j < v.depths[i]; ++j)
-      out.push_back({"stages." + std::to_string(i) + ".blocks." + std::to_string(j) + ".conv_dw", {7, 1, 3, 1}});
-  }
-  return out;
-}
-
 }  // namespace halo::arch

@@ -1,13 +1,11 @@
 // The ConvNeXt family as a data table (timm's depths, dims and MLP style), plus a tiny
-// variant for tests. Lookup by name returns std::nullopt for an unknown name.
+// variant for tests; a row's layers come from arch/ConvNeXtLayers.h. Unknown name: nullopt.
 #pragma once
 
 #include <array>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "shard/ShardingCheck.h"
 
 namespace halo::arch {
 
@@ -22,8 +20,5 @@ struct ConvNeXtVariant {
 const std::vector<ConvNeXtVariant>& convnext_variants();
 std::optional<ConvNeXtVariant> find_convnext_variant(const std::string& name);
 std::string convnext_variant_names();  // "convnext_atto, convnext_femto, ..."
-
-// Every layer that changes or reads across W, in order (for the pre-launch check).
-std::vector<shard::LayerWindow> convnext_layer_windows(const ConvNeXtVariant& v);
 
 }  // namespace halo::arch

@@ -334,6 +334,11 @@ void check_combinations(const ExperimentConfig& c, const Reader& r, std::vector<
   if (ok({"data.source", "data.root"}) && c.data.source == DataSource::OpenLaneV2 && c.data.root.empty())
     add("data.root", quote(c.data.root),
         "set data.root to the OpenLane-V2 directory, or use data.source \"synthetic\"");
+  if (ok({"data.views", "data.source", "task"}) && c.task == Task::OpenLaneV2 &&
+      c.data.source == DataSource::Synthetic && c.data.views > 7)
+    add("data.views", std::to_string(c.data.views),
+        "generated OpenLane-V2 frames have 7 views (subset A), 6 (subset B) or 1..5 (the first cameras of subset "
+        "A): use one of those, or data.source \"openlanev2\" with data.root");
   if (ok({"train.eval_every", "data.source", "task"}) && c.train.eval_every > 0 &&
       (c.task != Task::OpenLaneV2 || c.data.source != DataSource::OpenLaneV2))
     add("train.eval_every", std::to_string(c.train.eval_every),

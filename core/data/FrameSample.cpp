@@ -1,5 +1,5 @@
-// Per-frame work of the pipeline (runs on the loader's worker threads): OpenCV decode and
-// resize, ImageNet normalisation into the stripe of a zero-padded tensor, lidar2img, labels.
+// Per-frame work of the pipeline (loader worker threads, or SynthStream): OpenCV resize,
+// ImageNet normalisation into the stripe of a zero-padded tensor, lidar2img, labels; collation.
 #include "data/FrameSample.h"
 
 #include <algorithm>
@@ -97,9 +97,8 @@ std::array<double, 4> resize_map(int64_t width, int64_t height, const LoaderOpti
   return {sx, 0.5 * sx - 0.5, sy, 0.5 * sy - 0.5};
 }
 
-FrameSample load_frame_sample(const LoaderOptions& o, const FrameRef& ref) {
-  const Frame f = read_frame(o.root, ref);
-  const std::string source = frame_json_path(o.root, ref).string();
+FrameSample make_frame_sample(const LoaderOptions& o, const Frame& f, const ViewImage& image,
+                              const std::string& source) {
   const auto views = select_views(f, o, source);
   const auto [hp, wp] = padded_size(o);
   const int64_t begin = o.stripe_begin, end = o.stripe_end < 0 ? wp : o.stripe_end;
@@ -115,7 +114,7 @@ FrameSample load_frame_sample(const LoaderOptions& o, const FrameRef& ref) {
   bool have_front = false;
   for (int64_t v = 0; v < V; ++v) {
     const Camera& cam = *views[v];
-    const cv::Mat img = load_image(o.root / cam.image_path);
+    const cv::Mat img = image(static_cast<size_t>(&cam - f.cameras.data()));
     cv::Mat resized;
     cv::resize(img, resized, cv::Size(static_cast<int>(o.width), static_cast<int>(o.height)), 0, 0, cv::INTER_LINEAR);
     normalise_into(resized, s.images[v], begin, end);
@@ -141,6 +140,35 @@ FrameSample load_frame_sample(const LoaderOptions& o, const FrameRef& ref) {
     s.targets = make_targets(*f.annotation, front_map);
   }
   return s;
+}
+
+FrameSample load_frame_sample(const LoaderOptions& o, const FrameRef& ref) {
+  const Frame f = read_frame(o.root, ref);
+  return make_frame_sample(
+      o, f, [&](size_t camera) { return load_image(o.root / f.cameras[camera].image_path); },
+      frame_json_path(o.root, ref).string());
+}
+
+FrameBatch collate(std::vector<FrameSample>& samples, const LoaderOptions& o) {
+  FrameBatch b;
+  std::vector<at::Tensor> images, l2i, hw;
+  for (auto& s : samples) {
+    images.push_back(s.images);
+    l2i.push_back(s.lidar2img);
+    hw.push_back(s.image_hw);
+    if (s.has_targets) b.targets.push_back(std::move(s.targets));
+    b.keys.push_back(s.key);
+  }
+  if (!b.targets.empty() && b.targets.size() != samples.size())
+    throw util::Error(fmt::format("split '{}' mixes annotated and unannotated frames in one batch ({})", o.split,
+                                  samples.front().key),
+                      "a split has annotation on every frame (train/val) or on none (test)");
+  b.images = torch::stack(images);  // (B, V, 3, Hp, Ws)
+  b.lidar2img = torch::stack(l2i);  // (B, V, 4, 4)
+  b.image_hw = torch::stack(hw);    // (B, V, 2)
+  b.full_width = padded_size(o).second;
+  b.stripe_begin = o.stripe_begin;
+  return b;
 }
 
 }  // namespace halo::data

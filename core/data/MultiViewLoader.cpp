@@ -133,29 +133,7 @@ std::optional<FrameBatch> MultiViewLoader::next() {
   lock.unlock();
   if (samples.empty() || (options_.drop_last && static_cast<int64_t>(samples.size()) < options_.batch))
     return std::nullopt;
-  return collate(samples);
-}
-
-FrameBatch MultiViewLoader::collate(std::vector<FrameSample>& samples) const {
-  FrameBatch b;
-  std::vector<at::Tensor> images, l2i, hw;
-  for (auto& s : samples) {
-    images.push_back(s.images);
-    l2i.push_back(s.lidar2img);
-    hw.push_back(s.image_hw);
-    if (s.has_targets) b.targets.push_back(std::move(s.targets));
-    b.keys.push_back(s.key);
-  }
-  if (!b.targets.empty() && b.targets.size() != samples.size())
-    throw util::Error(fmt::format("split '{}' mixes annotated and unannotated frames in one batch ({})", options_.split,
-                                  samples.front().key),
-                      "a split has annotation on every frame (train/val) or on none (test)");
-  b.images = torch::stack(images);  // (B, V, 3, Hp, Ws)
-  b.lidar2img = torch::stack(l2i);  // (B, V, 4, 4)
-  b.image_hw = torch::stack(hw);    // (B, V, 2)
-  b.full_width = padded_size().second;
-  b.stripe_begin = options_.stripe_begin;
-  return b;
+  return collate(samples, options_);
 }
 
 }  // namespace halo::data

@@ -48,7 +48,6 @@ class MultiViewLoader {
   };
   void work();
   void stop_workers();
-  FrameBatch collate(std::vector<FrameSample>& samples) const;
 
   LoaderOptions options_;
   std::vector<FrameRef> refs_;

@@ -1,9 +1,8 @@
-// Event loop: poll() the ranks' stdout pipes, tag each JSON line with its rank, append it
-// to <run>/events.jsonl, print a progress line from rank 0's steps, watch exits.
+// Before launch: the experiment checked, the run folder locked, the history row begun, the
+// rendezvous store up. Then the ranks run under supervise(): RankLineReader, RunRecorder, RankStopper.
 #include "launch/Launcher.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -17,13 +16,16 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "config/ExperimentConfig.h"
+#include "launch/RankLineReader.h"
 #include "launch/RankSpawner.h"
+#include "launch/RankStopper.h"
+#include "launch/RunRecorder.h"
 #include "memory/DeviceCapacity.h"
 #include "model/ConvNeXt.h"
 #include "parallel/Rendezvous.h"
+#include "protocol/EventLine.h"
 #include "shard/ShardingCheck.h"
 #include "store/HistoryDb.h"
 #include "util/Error.h"
@@ -56,6 +58,46 @@ std::optional<std::string> latest_checkpoint(const fs::path& run_dir) {
   return best;
 }
 
+// The run's config and folder: a new one from the experiment, or the folder being resumed
+// with its latest checkpoint.
+struct RunSetup {
+  config::ExperimentConfig cfg;
+  fs::path run_dir;
+  std::string resume_from;
+};
+
+RunSetup load_run(const LaunchOptions& o) {
+  RunSetup s;
+  if (!o.resume_dir.empty()) {
+    s.run_dir = o.resume_dir;
+    s.cfg = config::load_experiment((s.run_dir / "config.json").string(), o.overrides);
+    auto ckpt = latest_checkpoint(s.run_dir);
+    if (!ckpt)
+      throw util::Error(fmt::format("run folder {} has no checkpoint to resume from", s.run_dir.string()),
+                        "set train.checkpoint_every in the experiment so runs can be resumed");
+    s.resume_from = *ckpt;
+    return s;
+  }
+  std::vector<std::string> warnings;
+  s.cfg = config::load_experiment(o.experiment, o.overrides, &warnings);
+  for (const auto& w : warnings) std::fprintf(stderr, "halo: warning: %s\n", w.c_str());
+  s.run_dir = s.cfg.run_dir.empty() ? fs::path(o.runs_root) / fmt::format("{}-{}", s.cfg.name, timestamp())
+                                    : fs::path(s.cfg.run_dir);
+  return s;
+}
+
+// One launcher per run folder: the lock comes first, so a second launcher is refused for
+// that reason and never touches the history. Returns the locked descriptor.
+int lock_run_folder(const fs::path& run_dir) {
+  const int fd = ::open((run_dir / ".launcher.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw util::Error(fmt::format("another launcher is using run folder {}", run_dir.string()),
+                      "wait for it to finish, or start a new run");
+  }
+  return fd;
+}
+
 // Everything about the experiment that must hold before any process starts; returns the
 // number of ranks on this node.
 int check_before_launch(config::ExperimentConfig& cfg, int nproc, const NodePlacement& nodes) {
@@ -75,7 +117,7 @@ int check_before_launch(config::ExperimentConfig& cfg, int nproc, const NodePlac
         fmt::format("drop --nproc (then sp x dp / nnodes ranks run per node), or use --set parallel.dp={}",
                     nodes.nnodes * nproc / std::max(1, cfg.parallel.sp)));
   auto variant = arch::find_convnext_variant(cfg.model.arch);
-  if (variant) shard::check_shardable(arch::convnext_layer_windows(*variant), cfg.data.width, cfg.parallel.sp);
+  if (variant) shard::check_shardable(arch::convnext_layers(*variant).windows(), cfg.data.width, cfg.parallel.sp);
   return nodes.multi_node() && nproc == 0 ? world / nodes.nnodes : (nproc > 0 ? nproc : world);
 }
 
@@ -112,40 +154,65 @@ std::shared_ptr<c10d::Store> reach_store(const NodePlacement& nodes, int world, 
   }
 }
 
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) b /= 1024, ++u;
-  return fmt::format("{:.1f} {}", b, units[u]);
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-std::string eta(double seconds) {
-  const auto s = static_cast<int64_t>(seconds);
-  return fmt::format("{}:{:02d}:{:02d}", s / 3600, (s / 60) % 60, s % 60);
+// Once per run (`warned`): a mismatched build would repeat it on every line.
+void warn_malformed(int rank, const protocol::MalformedEvent& bad, bool& warned) {
+  if (warned) return;
+  warned = true;
+  std::fprintf(stderr, "halo: warning: rank %d: %s (kept in events.jsonl as written)\n", rank, bad.problem.c_str());
+}
+
+// Until every rank has exited: their lines recorded, the first rank's steps reported, all
+// stopped when one fails or the user presses Ctrl-C.
+void supervise(const LaunchOptions& o, const config::ExperimentConfig& cfg, RankSpawner& ranks, int first_rank,
+               int nlocal, RunRecorder& recorder, LaunchResult& res) {
+  RankStopper stopper([&ranks](int signal) { ranks.kill_all(signal); }, std::chrono::seconds(o.kill_grace_s));
+  std::vector<int> fds;
+  for (int r = 0; r < nlocal; ++r) fds.push_back(ranks.stdout_fd(r));
+  RankLineReader reader(std::move(fds));
+  const auto t0 = clock_type::now();
+  bool warned = false;
+  auto on_line = [&](int local, const std::string& text) {
+    const int rank = first_rank + local;
+    const protocol::EventLine line = recorder.record(rank, text);
+    if (const auto* bad = std::get_if<protocol::MalformedEvent>(&line.event)) warn_malformed(rank, *bad, warned);
+    const auto* step = std::get_if<protocol::StepEvent>(&line.event);
+    if (step == nullptr || rank != first_rank) return;
+    res.steps = step->step + 1;
+    res.last_loss = step->loss();
+    if (o.on_step) o.on_step({*step, cfg.schedule.steps, seconds_since(t0)});
+  };
+  for (int running = nlocal; running > 0;) {
+    reader.poll(std::chrono::milliseconds(100), on_line);
+    for (const RankExit& e : ranks.poll_exits()) {
+      --running;
+      reader.drain(e.rank, std::chrono::seconds(1), on_line);  // its last lines (an error event) come first
+      if (e.code != 0 && !stopper.stopping()) {
+        recorder.rank_failed(first_rank + e.rank, e.code, e.log_path, ranks.log_tail(e.rank, 15));
+        stopper.stop();
+      }
+    }
+    if (g_interrupted && !stopper.stopping()) {
+      recorder.interrupted();
+      stopper.stop();
+    }
+    stopper.tick();
+    recorder.tick();
+  }
+  // Every rank has exited: what is still in the pipes (their last lines) ends with EOF.
+  for (const auto until = clock_type::now() + std::chrono::seconds(2);
+       reader.open_count() > 0 && clock_type::now() < until;)
+    reader.poll(std::chrono::milliseconds(100), on_line);
 }
 
 }  // namespace
 
 LaunchResult run_launch(const LaunchOptions& o) {
   LaunchResult res;
-  config::ExperimentConfig cfg;
-  std::string resume_from;
-  fs::path run_dir;
-  if (!o.resume_dir.empty()) {
-    run_dir = o.resume_dir;
-    cfg = config::load_experiment((run_dir / "config.json").string(), o.overrides);
-    auto ckpt = latest_checkpoint(run_dir);
-    if (!ckpt)
-      throw util::Error(fmt::format("run folder {} has no checkpoint to resume from", run_dir.string()),
-                        "set train.checkpoint_every in the experiment so runs can be resumed");
-    resume_from = *ckpt;
-  } else {
-    std::vector<std::string> warnings;
-    cfg = config::load_experiment(o.experiment, o.overrides, &warnings);
-    for (const auto& w : warnings) std::fprintf(stderr, "halo: warning: %s\n", w.c_str());
-    run_dir = cfg.run_dir.empty() ? fs::path(o.runs_root) / fmt::format("{}-{}", cfg.name, timestamp())
-                                  : fs::path(cfg.run_dir);
-  }
+  auto [cfg, run_dir, resume_from] = load_run(o);
   const NodePlacement& nodes = o.nodes;
   const int nlocal = check_before_launch(cfg, o.nproc, nodes);
   if (auto w = memory::fit_warning(cfg, o.resume_dir.empty() ? o.experiment : (run_dir / "config.json").string()))
@@ -157,16 +224,10 @@ LaunchResult run_launch(const LaunchOptions& o) {
     store::HistoryDb::check_file(db_path, store::HistoryDb::Mode::Write);  // before the folder exists
   fs::create_directories(run_dir);
   res.run_dir = run_dir.string();
-  // One launcher per run folder: the lock comes first, so a second launcher is refused for
-  // that reason and never touches the history.
-  const int lock_fd = ::open((run_dir / ".launcher.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0)
-    throw util::Error(fmt::format("another launcher is using run folder {}", run_dir.string()),
-                      "wait for it to finish, or start a new run");
   struct LockGuard {
     int fd;
     ~LockGuard() { ::close(fd); }
-  } lock_guard{lock_fd};
+  } lock_guard{lock_run_folder(run_dir)};
   // Run history, opened once the folder is ours: node 0's launcher is its only writer.
   std::optional<store::HistoryDb> history;
   if (nodes.node_rank == 0) history.emplace(db_path, store::HistoryDb::Mode::Write);
@@ -199,98 +260,12 @@ LaunchResult run_launch(const LaunchOptions& o) {
                cfg.model.arch.c_str(), config::name_of(cfg.parallel.strategy).c_str(), cfg.parallel.sp, cfg.parallel.dp,
                resume_from.empty() ? "" : (" resuming from " + resume_from).c_str());
 
-  std::ofstream events(run_dir / "events.jsonl", std::ios::app);
-  std::vector<std::string> partial(static_cast<size_t>(nlocal));
-  std::vector<bool> open(static_cast<size_t>(nlocal), true);
-  int running = nlocal;
-  std::optional<clock_type::time_point> kill_at;
-  std::string failure;
-  const auto t0 = clock_type::now();
-  int64_t first_step = -1;
-  const bool tty = ::isatty(2);
-  auto handle_line = [&](int rank, const std::string& line) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) j = {{"event", "log"}, {"text", line}};
-    j["rank"] = rank;
-    j["time"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    events << j.dump() << "\n";
-    events.flush();
-    if (history) history->record_event(run_id, rank, j);
-    const std::string ev = j.value("event", "");
-    if (ev == "error" && failure.empty())
-      failure = fmt::format("rank {}: {}{}", rank, j.value("message", ""),
-                            j.value("hint", "").empty() ? "" : "\n  hint: " + j.value("hint", ""));
-    if (ev == "step" && rank == first_rank) {
-      const int64_t step = j["step"].get<int64_t>();
-      if (first_step < 0) first_step = step;
-      res.steps = step + 1;
-      res.last_loss = j["losses"].value("loss", 0.0);
-      const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
-      const double rate = static_cast<double>(step - first_step + 1) / std::max(elapsed, 1e-9);
-      if (o.progress) {
-        const std::string msg = fmt::format(
-            "step {}/{}  loss {:.4f}  {:.2f} it/s  ETA {}  peak {}", step + 1, cfg.schedule.steps, res.last_loss, rate,
-            eta(static_cast<double>(cfg.schedule.steps - step - 1) / std::max(rate, 1e-9)),
-            human_bytes(j["memory"].value("peak", 0.0)));
-        std::fprintf(stderr, tty ? "\r%-100s" : "%s\n", msg.c_str());
-      }
-    }
-  };
-  while (running > 0) {
-    std::vector<pollfd> fds;
-    std::vector<int> who;
-    for (int r = 0; r < nlocal; ++r)
-      if (open[static_cast<size_t>(r)]) {
-        fds.push_back({ranks.stdout_fd(r), POLLIN, 0});
-        who.push_back(r);
-      }
-    if (!fds.empty())
-      ::poll(fds.data(), fds.size(), 100);
-    else
-      ::usleep(100000);
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char buf[65536];
-      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      auto& acc = partial[static_cast<size_t>(who[i])];
-      if (n <= 0) {
-        open[static_cast<size_t>(who[i])] = false;
-        if (!acc.empty()) handle_line(first_rank + who[i], acc), acc.clear();
-        continue;
-      }
-      acc.append(buf, static_cast<size_t>(n));
-      for (size_t nl; (nl = acc.find('\n')) != std::string::npos;) {
-        handle_line(first_rank + who[i], acc.substr(0, nl));
-        acc.erase(0, nl + 1);
-      }
-    }
-    for (const RankExit& e : ranks.poll_exits()) {
-      --running;
-      if (e.code != 0 && !kill_at) {
-        if (failure.empty()) failure = fmt::format("rank {} exited with code {}", first_rank + e.rank, e.code);
-        failure +=
-            fmt::format("\n  rank {} log ({}):\n{}", first_rank + e.rank, e.log_path, ranks.log_tail(e.rank, 15));
-        ranks.kill_all(SIGTERM);
-        kill_at = clock_type::now() + std::chrono::seconds(o.kill_grace_s);
-      }
-    }
-    if (g_interrupted && !kill_at) {
-      failure = "stopped by the user (Ctrl-C)";
-      ranks.kill_all(SIGTERM);
-      kill_at = clock_type::now() + std::chrono::seconds(o.kill_grace_s);
-    }
-    if (kill_at && clock_type::now() > *kill_at) ranks.kill_all(SIGKILL);
-    if (history) history->tick();
-  }
+  RunRecorder recorder(run_dir, history ? &*history : nullptr, run_id);
+  supervise(o, cfg, ranks, first_rank, nlocal, recorder, res);
   std::signal(SIGINT, old_handler);
-  if (o.progress && tty) std::fprintf(stderr, "\n");
-  res.failure = failure;
-  res.exit_code = failure.empty() ? 0 : (g_interrupted ? 130 : 1);
-  if (history)
-    history->finish_run(run_id,
-                        failure.empty() ? store::RunStatus::Finished
-                                        : (g_interrupted ? store::RunStatus::Killed : store::RunStatus::Failed),
-                        failure);
+  res.failure = recorder.failure();
+  res.exit_code = res.failure.empty() ? 0 : (g_interrupted ? 130 : 1);
+  recorder.finish(g_interrupted != 0);
   return res;
 }
 

@@ -6,11 +6,11 @@
 #include <fstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "config/ExperimentConfig.h"
 #include "launch/Launcher.h"
 #include "memory/MemoryPlanner.h"
+#include "protocol/EventLine.h"
 #include "util/Error.h"
 
 namespace halo::launch {
@@ -45,7 +45,6 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
                                   "parallel.dp=1", fmt::format("schedule.steps={}", o.steps), "schedule.warmup_steps=0",
                                   "train.checkpoint_every=0", "run_dir=" + run_dir})
       lo.overrides.push_back(kv);
-    lo.progress = false;
     const memory::Prediction predicted = memory::predict(config::load_experiment(o.experiment, lo.overrides));
     std::fprintf(stderr, "bench memory: %s (%d rank%s) ...\n", s.c_str(), sp, sp > 1 ? "s" : "");
     LaunchResult r = run_launch(lo);
@@ -53,21 +52,21 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
     std::vector<MemoryBenchRow> per_rank(static_cast<size_t>(sp));
     std::vector<int> measured(static_cast<size_t>(sp), 0);
     std::ifstream in(run_dir + "/events.jsonl");
-    for (std::string line; std::getline(in, line);) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_discarded() || j.value("event", "") != "step" || j["step"].get<int>() == 0) continue;
-      const int rank = j["rank"].get<int>();
-      auto& row = per_rank.at(static_cast<size_t>(rank));
-      const auto& m = j["memory"];
+    for (std::string text; std::getline(in, text);) {
+      const protocol::EventLine line = protocol::parse_line(text);
+      const auto* step = std::get_if<protocol::StepEvent>(&line.event);
+      if (step == nullptr || step->step == 0) continue;  // step 0 warms up
+      auto& row = per_rank.at(static_cast<size_t>(line.rank));
+      const protocol::StepMemory& m = step->memory;
       row.strategy = s;
       row.kind = strategy;
       row.sp = sp;
-      row.rank = rank;
-      row.total_peak = std::max(row.total_peak, m["peak"].get<double>());
-      row.activation_peak = std::max(row.activation_peak, m["peak"].get<double>() - m["step_start"].get<double>());
-      row.rss = std::max(row.rss, m["rss"].get<double>());
-      row.step_ms += j["time_ms"]["total"].get<double>();
-      ++measured.at(static_cast<size_t>(rank));
+      row.rank = line.rank;
+      row.total_peak = std::max(row.total_peak, static_cast<double>(m.peak));
+      row.activation_peak = std::max(row.activation_peak, static_cast<double>(m.peak - m.step_start));
+      row.rss = std::max(row.rss, static_cast<double>(m.rss));
+      row.step_ms += step->time_ms.total;
+      ++measured.at(static_cast<size_t>(line.rank));
     }
     for (size_t k = 0; k < per_rank.size(); ++k) {
       per_rank[k].step_ms /= std::max(1, measured[k]);

@@ -1,5 +1,5 @@
 // posix_spawn with explicit argv and envp; logs redirected by file actions. Supervision is
-// a waitpid loop: the first failure stops every other rank within `grace`.
+// a waitpid loop: the first failure stops every other rank (RankStopper) within `grace`.
 #include "launch/RankSpawner.h"
 
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "launch/RankStopper.h"
 #include "util/Error.h"
 
 extern char** environ;
@@ -108,7 +109,7 @@ void RankSpawner::kill_all(int signal) {
 std::vector<RankExit> RankSpawner::wait_all(std::chrono::seconds timeout, std::chrono::seconds grace) {
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + timeout;
-  std::optional<clock::time_point> kill_at;
+  RankStopper stopper([this](int signal) { kill_all(signal); }, grace);
   std::vector<RankExit> exits(pids_.size());
   size_t running = pids_.size();
   while (running > 0) {
@@ -116,12 +117,9 @@ std::vector<RankExit> RankSpawner::wait_all(std::chrono::seconds timeout, std::c
     for (const RankExit& e : now) {
       exits[static_cast<size_t>(e.rank)] = e;
       --running;
-      if (e.code != 0 && !kill_at) {
-        kill_all(SIGTERM);
-        kill_at = clock::now() + grace;
-      }
+      if (e.code != 0) stopper.stop();
     }
-    if (kill_at && clock::now() > *kill_at) kill_all(SIGKILL);
+    stopper.tick();
     if (clock::now() > deadline) {
       kill_all(SIGKILL);
       throw util::Error(fmt::format("ranks did not finish within {} s", timeout.count()),

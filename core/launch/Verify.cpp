@@ -80,8 +80,7 @@ void validate(const VerifyOptions& o) {
     for (const auto& p : problems) all += "\n  - " + p;
     throw util::Error("halo verify: invalid options:" + all);
   }
-  model::ConvNeXt m(*variant, 1, o.input[1]);
-  shard::check_shardable(m->layer_windows(), o.input[3], o.sp);
+  shard::check_shardable(arch::convnext_layers(*variant, 1, o.input[1]).windows(), o.input[3], o.sp);
 }
 
 std::vector<std::string> verify_rank_args(const VerifyOptions& o, const std::string& out_dir) {

@@ -29,6 +29,7 @@
 #include "io/AtomicFile.h"
 #include "parallel/Mesh.h"
 #include "parallel/Rendezvous.h"
+#include "protocol/Event.h"
 #include "train/OpenLaneTask.h"
 #include "train/Trainer.h"
 #include "util/Error.h"
@@ -39,11 +40,26 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void emit(nlohmann::json j) {
-  std::string line = j.dump();
+void emit(const protocol::Event& e) {
+  std::string line = protocol::to_line(e);
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);
+}
+
+protocol::StepEvent step_event(int rank, const train::StepResult& r) {
+  protocol::StepEvent e;
+  e.rank = rank;
+  e.step = r.step;
+  e.losses = r.losses;
+  e.lr = r.lr;
+  e.grad_norm = r.grad_norm;
+  e.loss_scale = r.loss_scale;
+  e.skipped = r.skipped;
+  e.time_ms = {r.time.forward_ms, r.time.backward_ms, r.time.comm_ms, r.time.optim_ms, r.time.total_ms};
+  e.memory = {r.memory.current, r.memory.peak, r.memory.reserved, r.memory.rss, r.memory_at_start};
+  e.samples_per_s = r.samples_per_s;
+  return e;
 }
 
 config::ExperimentConfig read_config(const std::string& run_dir) {
@@ -114,14 +130,8 @@ int run_worker(const WorkerOptions& o) {
     train::Trainer& trainer = *trainer_ptr;
     char host[256] = {0};
     ::gethostname(host, sizeof host - 1);
-    emit({{"event", "hello"},
-          {"rank", rank},
-          {"world", world->world_size},
-          {"pid", ::getpid()},
-          {"device", trainer.device_name()},
-          {"host", host},
-          {"sp_index", mesh->sp_index()},
-          {"dp_index", mesh->dp_index()}});
+    emit(protocol::HelloEvent{rank, world->world_size, ::getpid(), trainer.device_name(), host, mesh->sp_index(),
+                              mesh->dp_index()});
     if (!o.resume_from.empty()) trainer.load_checkpoint(o.resume_from);
     if (rank == 0) emit(trainer.layout_event());
     const fs::path ckpt_dir = fs::path(o.run_dir) / "checkpoints";
@@ -130,7 +140,7 @@ int run_worker(const WorkerOptions& o) {
         fs::create_directories(ckpt_dir);
         const std::string path = (ckpt_dir / fmt::format("step-{:06d}.pt", step)).string();
         trainer.save_checkpoint(path);
-        emit({{"event", "checkpoint"}, {"rank", rank}, {"step", step}, {"path", path}, {"bytes", fs::file_size(path)}});
+        emit(protocol::CheckpointEvent{rank, step, path, static_cast<int64_t>(fs::file_size(path))});
       }
       mesh->world().barrier();
     };
@@ -146,56 +156,26 @@ int run_worker(const WorkerOptions& o) {
       io::AtomicFile file(path);
       file.write(text.data(), text.size());
       file.commit();
-      emit({{"event", "eval"},
-            {"rank", rank},
-            {"step", step},
-            {"steps_trained", done},
-            {"split", config::name_of(cfg.data.eval_split)},
-            {"DET_l", e.scores.det_l},
-            {"DET_t", e.scores.det_t},
-            {"TOP_ll", e.scores.top_ll},
-            {"TOP_lt", e.scores.top_lt},
-            {"OLS", e.scores.ols},
-            {"frames", e.scores.frames},
-            {"predictions", path}});
+      const eval::Scores& s = e.scores;
+      emit(protocol::EvalEvent{rank, step, done, config::name_of(cfg.data.eval_split), s.det_l, s.det_t, s.top_ll,
+                               s.top_lt, s.ols, s.frames, path});
     };
     while (!trainer.finished()) {
       maybe_stall(rank, trainer.next_step());
       const train::StepResult r = trainer.step();
-      if (r.step % cfg.train.log_every == 0 || trainer.finished())
-        emit({{"event", "step"},
-              {"rank", rank},
-              {"step", r.step},
-              {"losses", r.losses},
-              {"lr", r.lr},
-              {"grad_norm", r.grad_norm},
-              {"loss_scale", r.loss_scale},
-              {"skipped", r.skipped},
-              {"time_ms",
-               {{"forward", r.time.forward_ms},
-                {"backward", r.time.backward_ms},
-                {"comm", r.time.comm_ms},
-                {"optim", r.time.optim_ms},
-                {"total", r.time.total_ms}}},
-              {"memory",
-               {{"current", r.memory.current},
-                {"peak", r.memory.peak},
-                {"reserved", r.memory.reserved},
-                {"rss", r.memory.rss},
-                {"step_start", r.memory_at_start}}},
-              {"samples_per_s", r.samples_per_s}});
+      if (r.step % cfg.train.log_every == 0 || trainer.finished()) emit(step_event(rank, r));
       const int64_t done = r.step + 1;
       if (cfg.train.eval_every > 0 && (done % cfg.train.eval_every == 0 || trainer.finished())) evaluate(r.step, done);
       if (cfg.train.checkpoint_every > 0 && done % cfg.train.checkpoint_every == 0 && !trainer.finished())
         checkpoint(done);
     }
     checkpoint(trainer.next_step());
-    emit({{"event", "done"}, {"rank", rank}, {"steps", trainer.next_step()}});
+    emit(protocol::DoneEvent{rank, trainer.next_step()});
     return 0;
   } catch (const util::Error& e) {
-    emit({{"event", "error"}, {"rank", rank}, {"message", e.problem()}, {"hint", e.hint()}});
+    emit(protocol::ErrorEvent{rank, e.problem(), e.hint()});
   } catch (const std::exception& e) {
-    emit({{"event", "error"}, {"rank", rank}, {"message", e.what()}, {"hint", ""}});
+    emit(protocol::ErrorEvent{rank, e.what(), ""});
   }
   // Communication may still be in flight (a peer hung or died): exit without running the
   // process groups' destructors, which would wait for it. The error is out; files are closed.

@@ -1,5 +1,5 @@
 // `halo worker`: one rank of a run, started by the launcher (or torchrun). Prints one JSON
-// object per line: hello, layout, step, checkpoint, error, done.
+// object per line, core/protocol's events: hello, layout, step, eval, checkpoint, error, done.
 #pragma once
 
 #include <string>

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/ConvNeXtLayers.h"
 #include "memory/StepSimulator.h"
 #include "util/Error.h"
 
@@ -16,13 +17,7 @@ const RankPrediction& Prediction::worst() const {
 }
 
 int64_t parameter_count(const arch::ConvNeXtVariant& v, int64_t classes) {
-  const auto d = [&](int i) { return static_cast<int64_t>(v.dims[static_cast<size_t>(i)]); };
-  int64_t n = 3 * 16 * d(0) + d(0) + 2 * d(0);  // stem conv + LayerNorm
-  for (int i = 0; i < 4; ++i) {
-    if (i > 0) n += 2 * d(i - 1) + d(i - 1) * 4 * d(i) + d(i);
-    n += v.depths[static_cast<size_t>(i)] * (8 * d(i) * d(i) + 58 * d(i));  // conv_dw, norm, fc1, fc2, gamma
-  }
-  return n + 2 * d(3) + d(3) * classes + classes;
+  return arch::convnext_layers(v, classes).parameter_count();
 }
 
 namespace {
@@ -50,10 +45,6 @@ ActivationInput activation_input(const config::ExperimentConfig& cfg, int rank, 
   return in;
 }
 
-int64_t largest_parameter(const arch::ConvNeXtVariant& v, int64_t classes) {
-  return std::max<int64_t>(4LL * v.dims[3] * v.dims[3], static_cast<int64_t>(v.dims[3]) * classes);
-}
-
 }  // namespace
 
 Prediction predict(const config::ExperimentConfig& cfg) {
@@ -71,7 +62,8 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
   const ActivationInput first = activation_input(cfg, 0, false);
   p.sp = first.sp;
   p.device = first.device;
-  p.parameters = parameter_count(first.variant, cfg.model.num_classes);
+  const arch::LayerList model_layers = arch::convnext_layers(first.variant, cfg.model.num_classes);
+  p.parameters = model_layers.parameter_count();
   const int64_t P = p.parameters;
   const int world = p.sp * p.dp;
   for (int rank = 0; rank < p.sp; ++rank) {
@@ -89,7 +81,7 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     r.weights = R(P * 4) + tensors * (in.round_to / 2);  // per-tensor rounding: half a granule each on average
     r.gradients = r.weights;
     r.optimizer_state = (cfg.optim.name == config::OptimizerKind::Sgd ? 1 : 2) * r.weights;
-    const int64_t n_max = largest_parameter(in.variant, cfg.model.num_classes);
+    const int64_t n_max = model_layers.largest_parameter().numel();
     r.optimizer_transient =
         cfg.optim.name == config::OptimizerKind::Sgd ? 2 * R(n_max * 4) : std::max(2 * R(n_max * 8), 5 * R(n_max * 4));
     const int64_t bucket = 25 << 20;

@@ -44,7 +44,7 @@ struct Prediction {
   const RankPrediction& worst() const;  // the rank with the largest peak
 };
 
-// The model's parameter count from the variant table alone (no weights allocated).
+// The model's parameter count from the variant's layer list (no weights allocated).
 int64_t parameter_count(const arch::ConvNeXtVariant& v, int64_t classes);
 
 // util::Error for an unknown architecture or a width that cannot be sharded over sp.

@@ -1,5 +1,5 @@
-// ConvNeXt assembly: names follow timm (stem.0, stages.i.downsample.1, stages.i.blocks.j,
-// head.norm, head.fc) so state dicts load both ways.
+// ConvNeXt assembly from the variant's layer list: names follow timm (stem.0,
+// stages.i.downsample.1, stages.i.blocks.j, head.norm, head.fc) so state dicts load both ways.
 #include "model/ConvNeXt.h"
 
 #include <torch/torch.h>
@@ -21,18 +21,27 @@ ConvNeXtHeadImpl::ConvNeXtHeadImpl(int64_t dim, int64_t num_classes, double norm
 
 torch::Tensor ConvNeXtHeadImpl::forward(const torch::Tensor& pooled) { return fc->forward(norm->forward_last(pooled)); }
 
-ConvNeXtStageImpl::ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth, bool with_downsample, bool conv_mlp,
-                                     double norm_eps, std::vector<double> drop_path) {
+ConvNeXtStageImpl::ConvNeXtStageImpl(const std::vector<arch::Layer>& layers, std::vector<double> drop_path) {
   downsample = register_module("downsample", torch::nn::ModuleList());
-  if (with_downsample) {
-    downsample->push_back(LayerNorm2d(in_dim, norm_eps));
-    downsample->push_back(ShardedConv2d(in_dim, out_dim, shard::ConvSpec::square(2, 2)));
-  }
   blocks = register_module("blocks", torch::nn::ModuleList());
-  for (int j = 0; j < depth; ++j)
-    blocks->push_back(
-        ConvNeXtBlock(out_dim, conv_mlp, norm_eps, 1e-6, j < static_cast<int>(drop_path.size()) ? drop_path[j] : 0.0));
+  size_t j = 0;
+  for (const arch::Layer& l : layers) {
+    if (l.kind == arch::LayerKind::NormConvDownsample) {
+      const arch::Norm& n = l.norm("0");
+      const arch::Conv& c = l.conv("1");
+      downsample->push_back(LayerNorm2d(n.channels, n.eps));
+      downsample->push_back(ShardedConv2d(c.in_channels, c.out_channels, c.spec, c.bias));
+    } else {
+      blocks->push_back(ConvNeXtBlock(l, 1e-6, j < drop_path.size() ? drop_path[j] : 0.0));
+      ++j;
+    }
+  }
 }
+
+ConvNeXtStageImpl::ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth, bool with_downsample, bool conv_mlp,
+                                     double norm_eps, std::vector<double> drop_path)
+    : ConvNeXtStageImpl(arch::convnext_stage(with_downsample ? 1 : 0, in_dim, out_dim, depth, conv_mlp, norm_eps),
+                        std::move(drop_path)) {}
 
 ShardedTensor ConvNeXtStageImpl::forward(ShardedTensor x) {
   if (checkpoint == CheckpointLevel::Stage)
@@ -55,21 +64,49 @@ ShardedTensor ConvNeXtStageImpl::forward_inner(ShardedTensor x) {
   return x;
 }
 
+namespace {
+
+// timm: rates rise linearly from 0 to drop_path_rate over all blocks; one list per stage.
+std::vector<std::vector<double>> drop_path_rates(const arch::LayerList& layers, double rate) {
+  int total = 0;
+  for (const arch::Layer& l : layers) total += l.kind == arch::LayerKind::ConvNeXtBlock;
+  std::vector<std::vector<double>> rates(static_cast<size_t>(layers.stage_count()));
+  int b = 0;
+  for (const arch::Layer& l : layers) {
+    if (l.kind != arch::LayerKind::ConvNeXtBlock) continue;
+    rates[static_cast<size_t>(l.stage)].push_back(total > 1 ? rate * b / (total - 1) : 0.0);
+    ++b;
+  }
+  return rates;
+}
+
+}  // namespace
+
 ConvNeXtImpl::ConvNeXtImpl(const arch::ConvNeXtVariant& v, int64_t num_classes, int64_t in_chans, double drop_path_rate)
-    : variant_(v) {
-  // timm: rates rise linearly from 0 to drop_path_rate over all blocks.
-  const int total = v.depths[0] + v.depths[1] + v.depths[2] + v.depths[3];
-  std::vector<std::vector<double>> rates(4);
-  for (int i = 0, b = 0; i < 4; ++i)
-    for (int j = 0; j < v.depths[i]; ++j, ++b) rates[i].push_back(total > 1 ? drop_path_rate * b / (total - 1) : 0.0);
+    : variant_(v), layers_(arch::convnext_layers(v, num_classes, in_chans)) {
+  // Modules are made in forward order (stem, stages, head): their initialisation draws from
+  // the default generator in that order, so a seed gives the same weights as before.
+  const auto rates = drop_path_rates(layers_, drop_path_rate);
+  std::vector<std::vector<arch::Layer>> stage_layers(rates.size());
+  const arch::Layer* head_layer = nullptr;
   stem = register_module("stem", torch::nn::ModuleList());
-  stem->push_back(ShardedConv2d(in_chans, v.dims[0], shard::ConvSpec::square(4, 4)));
-  stem->push_back(LayerNorm2d(v.dims[0], v.norm_eps));
+  for (const arch::Layer& l : layers_) {
+    if (l.kind == arch::LayerKind::PatchStem) {
+      const arch::Conv& c = l.conv("0");
+      const arch::Norm& n = l.norm("1");
+      stem->push_back(ShardedConv2d(c.in_channels, c.out_channels, c.spec, c.bias));
+      stem->push_back(LayerNorm2d(n.channels, n.eps));
+    } else if (l.kind == arch::LayerKind::NormMlpHead) {
+      head_layer = &l;
+    } else {
+      stage_layers.at(static_cast<size_t>(l.stage)).push_back(l);
+    }
+  }
   stages = register_module("stages", torch::nn::ModuleList());
-  for (int i = 0; i < 4; ++i)
-    stages->push_back(ConvNeXtStage(i == 0 ? v.dims[0] : v.dims[i - 1], v.dims[i], v.depths[i], i > 0, v.conv_mlp,
-                                    v.norm_eps, rates[i]));
-  if (num_classes > 0) head = register_module("head", ConvNeXtHead(v.dims[3], num_classes, v.norm_eps));
+  for (size_t i = 0; i < stage_layers.size(); ++i) stages->push_back(ConvNeXtStage(stage_layers[i], rates[i]));
+  if (head_layer)
+    head = register_module(
+        "head", ConvNeXtHead(head_layer->in_channels, head_layer->out_channels, head_layer->norm("norm").eps));
 }
 
 ShardedTensor ConvNeXtImpl::forward_features(const ShardedTensor& x) { return forward_stages(x).back(); }
@@ -87,40 +124,8 @@ torch::Tensor ConvNeXtImpl::forward(const ShardedTensor& x) {
   return head->forward(parallel::global_avg_pool(forward_features(x)));  // (B, classes)
 }
 
-std::vector<shard::LayerWindow> ConvNeXtImpl::layer_windows() const {
-  std::vector<shard::LayerWindow> out;
-  auto add = [&](std::string name, const ShardedConv2dImpl& c) {
-    out.push_back({std::move(name), c.spec().along_w()});
-  };
-  add("stem.0", stem->at<ShardedConv2dImpl>(0));
-  for (size_t i = 0; i < stages->size(); ++i) {
-    const auto& st = stages->at<ConvNeXtStageImpl>(i);
-    if (!st.downsample->is_empty())
-      add("stages." + std::to_string(i) + ".downsample.1", st.downsample->at<ShardedConv2dImpl>(1));
-    for (size_t j = 0; j < st.blocks->size(); ++j)
-      add("stages." + std::to_string(i) + ".blocks." + std::to_string(j) + ".conv_dw",
-          *st.blocks->at<ConvNeXtBlockImpl>(j).conv_dw);
-  }
-  return out;
-}
-
-std::vector<ConvNeXtImpl::LayerShape> ConvNeXtImpl::layout(int64_t height, int64_t width, int sp) const {
-  std::vector<LayerShape> out;
-  shard::Partition part = shard::even_partition(width, sp);
-  int64_t h = height;
-  size_t stage = 0;
-  for (const auto& lw : layer_windows()) {
-    const shard::Window& w = lw.window;
-    LayerShape s{lw.name, 0, 0, w, part, shard::output_partition(part, w)};
-    h = (h + 2 * w.padding - w.reach()) / w.stride + 1;  // square windows: H follows W's geometry
-    if (lw.name == "stem.0") s.channels = variant_.dims[0];
-    if (lw.name.rfind("stages.", 0) == 0) stage = static_cast<size_t>(lw.name[7] - '0');
-    if (s.channels == 0) s.channels = variant_.dims[stage];
-    s.height = h;
-    part = s.out;
-    out.push_back(std::move(s));
-  }
-  return out;
+std::vector<arch::LayerShape> ConvNeXtImpl::layout(int64_t height, int64_t width, int sp) const {
+  return arch::layer_shapes(layers_, height, width, sp);
 }
 
 parallel::GradPlacement ConvNeXtImpl::placement(const std::string& name) {

@@ -9,7 +9,9 @@
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/pimpl.h>
 
+#include "arch/ConvNeXtLayers.h"
 #include "arch/ConvNeXtVariant.h"
+#include "arch/LayerShapes.h"
 #include "model/Checkpoint.h"
 #include "model/ConvNeXtBlock.h"
 #include "model/LayerNorm2d.h"
@@ -42,35 +44,34 @@ class ConvNeXtImpl : public torch::nn::Module {
   // Every stage's output: strides 4, 8, 16, 32 (for an FPN).
   std::vector<parallel::ShardedTensor> forward_stages(const parallel::ShardedTensor& x);
 
-  // Every layer that changes or reads across W, in order (for the pre-launch check).
-  std::vector<shard::LayerWindow> layer_windows() const;
-  // Per layer that changes the map: name, output channels and height, and the output
-  // partition over sp ranks for a (B, 3, H, W) input (for the worker's layout event).
-  struct LayerShape {
-    std::string name;
-    int64_t channels = 0, height = 0;
-    shard::Window window;
-    shard::Partition in, out;
-  };
-  std::vector<LayerShape> layout(int64_t height, int64_t width, int sp) const;
+  // The layer list it was built from (arch::convnext_layers of its variant).
+  const arch::LayerList& layers() const { return layers_; }
+  // Views of that list: every conv that reads across W, in order (the pre-launch check),
+  // and their per-rank shapes for a (B, 3, H, W) input (the worker's layout event).
+  std::vector<shard::LayerWindow> layer_windows() const { return layers_.windows(); }
+  std::vector<arch::LayerShape> layout(int64_t height, int64_t width, int sp) const;
   // head.* weights see replicated data; everything else sees stripes.
   static parallel::GradPlacement placement(const std::string& param_name);
   const arch::ConvNeXtVariant& variant() const { return variant_; }
   void set_overlap(bool on);
   void set_checkpoint(CheckpointLevel level);
 
-  torch::nn::ModuleList stem{nullptr};    // 0: conv 4x4/4, 1: LayerNorm2d
+  torch::nn::ModuleList stem{nullptr};    // 0: patchify conv, 1: LayerNorm2d
   torch::nn::ModuleList stages{nullptr};  // ConvNeXtStage x 4
   ConvNeXtHead head{nullptr};             // null when built with num_classes 0
 
  private:
   arch::ConvNeXtVariant variant_;
+  arch::LayerList layers_;
 };
 TORCH_MODULE(ConvNeXt);
 
-// A stage: optional downsample (0: LayerNorm2d, 1: conv 2x2/2) then its blocks.
+// A stage: optional downsample (0: LayerNorm2d, 1: strided conv) then its blocks.
 class ConvNeXtStageImpl : public torch::nn::Module {
  public:
+  // layers: the stage's rows of the layer list (downsample first when it has one).
+  explicit ConvNeXtStageImpl(const std::vector<arch::Layer>& layers, std::vector<double> drop_path = {});
+  // The rows of arch::convnext_stage (stage 1 when it downsamples, else 0).
   ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth, bool downsample, bool conv_mlp, double norm_eps,
                     std::vector<double> drop_path = {});
   parallel::ShardedTensor forward(parallel::ShardedTensor x);

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "arch/ConvNeXtLayers.h"
 #include "model/Init.h"
 
 namespace halo::model {
@@ -29,13 +30,19 @@ torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
   return at::linear(at::gelu(at::linear(x, fc1_weight, fc1_bias)), fc2_weight, fc2_bias);
 }
 
-ConvNeXtBlockImpl::ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init, double drop_path)
-    : conv_mlp_(conv_mlp), drop_path_(drop_path) {
-  conv_dw = register_module("conv_dw", ShardedConv2d(dim, dim, shard::ConvSpec::square(7, 1, 3, 1, dim)));
-  norm = register_module("norm", LayerNorm2d(dim, norm_eps));
-  mlp = register_module("mlp", Mlp(dim, 4 * dim, conv_mlp));
-  gamma = register_parameter("gamma", torch::full({dim}, ls_init));
+ConvNeXtBlockImpl::ConvNeXtBlockImpl(const arch::Layer& layer, double ls_init, double drop_path)
+    : conv_mlp_(!layer.conv("mlp.fc1").linear), drop_path_(drop_path) {
+  const arch::Conv& dw = layer.conv("conv_dw");
+  const arch::Norm& n = layer.norm("norm");
+  const arch::Conv& fc1 = layer.conv("mlp.fc1");
+  conv_dw = register_module("conv_dw", ShardedConv2d(dw.in_channels, dw.out_channels, dw.spec, dw.bias));
+  norm = register_module("norm", LayerNorm2d(n.channels, n.eps));
+  mlp = register_module("mlp", Mlp(fc1.in_channels, fc1.out_channels, conv_mlp_));
+  gamma = register_parameter("gamma", torch::full({layer.out_channels}, ls_init));
 }
+
+ConvNeXtBlockImpl::ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init, double drop_path)
+    : ConvNeXtBlockImpl(arch::convnext_block(0, 0, dim, conv_mlp, norm_eps), ls_init, drop_path) {}
 
 parallel::ShardedTensor ConvNeXtBlockImpl::forward(const parallel::ShardedTensor& x) {
   torch::Tensor y = conv_dw->forward(x).local;  // (B, C, H, W/world)

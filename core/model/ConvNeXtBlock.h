@@ -1,4 +1,4 @@
-// One ConvNeXt block as timm names it: conv_dw (7x7 depthwise, width-sharded), norm,
+// One ConvNeXt block as timm names it: conv_dw (depthwise, width-sharded), norm,
 // mlp.fc1 / GELU / mlp.fc2 (Linear or 1x1 conv), gamma (layer scale), residual.
 #pragma once
 
@@ -7,6 +7,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
+#include "arch/Layer.h"
 #include "model/LayerNorm2d.h"
 #include "model/ShardedConv2d.h"
 #include "parallel/ShardedTensor.h"
@@ -28,6 +29,8 @@ TORCH_MODULE(Mlp);
 
 class ConvNeXtBlockImpl : public torch::nn::Module {
  public:
+  // layer: a ConvNeXtBlock row of the layer list (conv_dw's spec, channels, MLP width and style).
+  ConvNeXtBlockImpl(const arch::Layer& layer, double ls_init, double drop_path);
   ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init = 1e-6, double drop_path = 0.0);
   parallel::ShardedTensor forward(const parallel::ShardedTensor& x);  // (B, C, H, W/world)
 

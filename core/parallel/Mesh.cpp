@@ -1,8 +1,9 @@
 // Creates the c10d backends of a dp x sp mesh: one per group, each under its own store
-// prefix (as torch.distributed.new_group does). Gloo binds to loopback for local runs.
+// prefix (as torch.distributed.new_group does). Gloo binds as GlooDevice.h says.
 #include "parallel/Mesh.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -12,6 +13,7 @@
 #endif
 
 #include "parallel/CommunicatorImpl.h"
+#include "parallel/GlooDevice.h"
 #include "util/Error.h"
 
 namespace halo::parallel {
@@ -35,8 +37,7 @@ std::shared_ptr<Communicator> make_group(const WorldInfo& world, const std::shar
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>("halo/" + name, as_intrusive(store));
   if (kind == BackendKind::Gloo) {
     auto opts = c10d::ProcessGroupGloo::Options::create(join);
-    opts->devices.push_back(world.is_loopback() ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                                : c10d::ProcessGroupGloo::createDefaultDevice());
+    opts->devices = make_gloo_devices(choose_gloo_device(world, std::getenv("GLOO_SOCKET_IFNAME")));
     impl->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, group_rank, group_size, opts);
   } else {
 #ifdef HALO_WITH_CUDA

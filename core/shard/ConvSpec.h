@@ -17,6 +17,7 @@ struct ConvSpec {
   int64_t groups = 1;
 
   Window along_w() const { return {kernel[1], stride[1], padding[1], dilation[1]}; }
+  Window along_h() const { return {kernel[0], stride[0], padding[0], dilation[0]}; }
   static ConvSpec square(int64_t k, int64_t s = 1, int64_t p = 0, int64_t d = 1, int64_t g = 1) {
     return {{k, k}, {s, s}, {p, p}, {d, d}, g};
   }

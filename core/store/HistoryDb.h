@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/EventLine.h"
 #include "store/RunRecord.h"
 #include "store/SqliteDb.h"
 
@@ -41,9 +42,12 @@ class HistoryDb {
 
   // ---- writer (the launcher): rows are batched in transactions ----
   int64_t begin_run(const nlohmann::json& config, const std::string& run_dir);
-  // Worker events: step -> metrics (rank 0: each loss key, lr, grad_norm, loss_scale,
-  // time_ms.*) and a memory/timing sample (every rank); layout; checkpoint -> artifact;
-  // eval -> evaluations; hello/error/done/log -> events.
+  // Worker events, as the launcher tagged them: step -> metrics (rank 0: StepEvent::metrics())
+  // and a memory/timing sample (every rank); layout; checkpoint -> artifact; eval ->
+  // evaluations (rank 0: eval/<score> metrics); hello/error/done/log, unknown and malformed
+  // lines -> events (kind: the line's event name).
+  void record_event(int64_t run, const protocol::EventLine& line);
+  // The same for a line held as JSON: read by the protocol, with `rank` as its rank.
   void record_event(int64_t run, int rank, const nlohmann::json& event);
   void record_artifact(int64_t run, const std::string& kind, const std::string& path, std::optional<int64_t> step);
   void tick();   // commits when the open batch is older than batch_interval
@@ -77,8 +81,10 @@ class HistoryDb {
   struct Writer;
   void migrate();  // to current_schema_version()
   void begin_batch();
-  void add_metric(int64_t run, int64_t step, const std::string& key, const nlohmann::json& v);
-  void update_devices(int64_t run, int rank, const nlohmann::json& hello);
+  void add_metric(int64_t run, int64_t step, const std::string& key, double v);  // NaN: NULL, is_nan
+  void update_devices(int64_t run, int rank, const protocol::HelloEvent& hello);
+  void record_step(int64_t run, int rank, const protocol::StepEvent& e);
+  void record_eval(int64_t run, int rank, const protocol::EvalEvent& e, const std::string& json);
   RunRecord read_run(Statement& s);
   static std::vector<std::pair<int64_t, int64_t>> dead_runs(SqliteDb& db);  // (run, launcher pid)
 

@@ -15,19 +15,6 @@
 
 namespace halo::store {
 
-namespace {
-void bind_num(Statement& s, int i, const nlohmann::json& obj, const char* key) {
-  if (obj.is_object() && obj.contains(key) && obj[key].is_number()) {
-    if (obj[key].is_number_float())
-      s.bind(i, obj[key].get<double>());
-    else
-      s.bind(i, obj[key].get<int64_t>());
-  } else {
-    s.bind(i, std::nullopt);
-  }
-}
-}  // namespace
-
 HistoryDb::Writer::Writer(SqliteDb& db)
     : metric(db.prepare("INSERT INTO metrics(run_id, step, key, value, is_nan) VALUES(?, ?, ?, ?, ?)")),
       sample(db.prepare("INSERT INTO samples(run_id, rank, step, mem_current, mem_peak, mem_reserved, rss, forward_ms, "
@@ -74,71 +61,70 @@ void HistoryDb::begin_batch() {
   w_->batch_start = std::chrono::steady_clock::now();
 }
 
-void HistoryDb::add_metric(int64_t run, int64_t step, const std::string& key, const nlohmann::json& v) {
-  if (!v.is_number() && !v.is_null()) return;
-  const double d = v.is_number() ? v.get<double>() : std::nan("");
+void HistoryDb::add_metric(int64_t run, int64_t step, const std::string& key, double v) {
   w_->metric.bind(1, run).bind(2, step).bind(3, key);
-  if (std::isnan(d))
+  if (std::isnan(v))
     w_->metric.bind(4, std::nullopt).bind(5, 1);
   else
-    w_->metric.bind(4, d).bind(5, 0);
+    w_->metric.bind(4, v).bind(5, 0);
   w_->metric.run();
   ++w_->rows;
 }
 
-void HistoryDb::update_devices(int64_t run, int rank, const nlohmann::json& hello) {
+void HistoryDb::update_devices(int64_t run, int rank, const protocol::HelloEvent& hello) {
   auto& d = w_->devices[run];
-  d[rank] = hello.value("device", std::string());
+  d[rank] = hello.device;
   nlohmann::json arr = nlohmann::json::array();
-  for (const auto& [r, dev] : d) arr.push_back({{"rank", r}, {"device", dev}, {"host", hello.value("host", "")}});
+  for (const auto& [r, dev] : d) arr.push_back({{"rank", r}, {"device", dev}, {"host", hello.host}});
   Statement s = db_->prepare("UPDATE runs SET devices=? WHERE id=?");
   s.bind(1, arr.dump()).bind(2, run).run();
 }
 
-void HistoryDb::record_event(int64_t run, int rank, const nlohmann::json& j) {
+void HistoryDb::record_step(int64_t run, int rank, const protocol::StepEvent& e) {
+  if (rank == 0)
+    for (const auto& [key, v] : e.metrics()) add_metric(run, e.step, key, v);
+  const protocol::StepMemory& m = e.memory;
+  const protocol::StepTimes& t = e.time_ms;
+  Statement& s = w_->sample;
+  s.bind(1, run).bind(2, rank).bind(3, e.step).bind(4, m.current).bind(5, m.peak).bind(6, m.reserved).bind(7, m.rss);
+  s.bind(8, t.forward).bind(9, t.backward).bind(10, t.comm).bind(11, t.optim).bind(12, t.total).run();
+  if (rank == 0) {  // the step reached is rank 0's, whose metrics are the ones stored
+    int64_t& last = w_->steps.try_emplace(run, -1).first->second;
+    last = std::max(last, e.step);
+  }
+}
+
+void HistoryDb::record_eval(int64_t run, int rank, const protocol::EvalEvent& e, const std::string& json) {
+  w_->evaluation.bind(1, run).bind(2, e.step).bind(3, json).run();
+  if (rank == 0)  // plotted beside the losses
+    for (const auto& [key, v] : e.scores()) add_metric(run, e.step, "eval/" + key, v);
+}
+
+void HistoryDb::record_event(int64_t run, int rank, const nlohmann::json& event) {
+  protocol::EventLine line = protocol::parse_line(event);
+  protocol::set_rank(line, rank);
+  record_event(run, line);
+}
+
+void HistoryDb::record_event(int64_t run, const protocol::EventLine& line) {
   if (!w_) throw util::Error("history database " + path_ + " was opened read-only", "");
-  const std::string ev = j.value("event", "");
   begin_batch();
+  const protocol::Event& ev = line.event;
   bool urgent = false;
-  if (ev == "step" && j.contains("step")) {
-    const int64_t step = j["step"].get<int64_t>();
-    if (rank == 0) {
-      if (j.contains("losses") && j["losses"].is_object())
-        for (const auto& [k, v] : j["losses"].items()) add_metric(run, step, k, v);
-      for (const char* k : {"lr", "grad_norm", "loss_scale"})
-        if (j.contains(k)) add_metric(run, step, k, j[k]);
-      if (j.contains("time_ms") && j["time_ms"].is_object())
-        for (const auto& [k, v] : j["time_ms"].items()) add_metric(run, step, "time_ms." + k, v);
-    }
-    const nlohmann::json mem = j.value("memory", nlohmann::json::object());
-    const nlohmann::json t = j.value("time_ms", nlohmann::json::object());
-    Statement& s = w_->sample;
-    s.bind(1, run).bind(2, rank).bind(3, step);
-    bind_num(s, 4, mem, "current"), bind_num(s, 5, mem, "peak"), bind_num(s, 6, mem, "reserved");
-    bind_num(s, 7, mem, "rss"), bind_num(s, 8, t, "forward"), bind_num(s, 9, t, "backward");
-    bind_num(s, 10, t, "comm"), bind_num(s, 11, t, "optim"), bind_num(s, 12, t, "total");
-    s.run();
-    if (rank == 0) {  // the step reached is rank 0's, whose metrics are the ones stored
-      int64_t& last = w_->steps.try_emplace(run, -1).first->second;
-      last = std::max(last, step);
-    }
-  } else if (ev == "layout") {
-    w_->layout.bind(1, run).bind(2, j.dump()).run();
-  } else if (ev == "checkpoint" && j.contains("path")) {
-    record_artifact(run, "checkpoint", j["path"].get<std::string>(),
-                    j.contains("step") ? std::optional<int64_t>(j["step"].get<int64_t>()) : std::nullopt);
-  } else if (ev == "eval") {
-    w_->evaluation.bind(1, run);
-    if (j.contains("step") && j["step"].is_number()) w_->evaluation.bind(2, j["step"].get<int64_t>());
-    w_->evaluation.bind(3, j.dump()).run();
-    if (rank == 0 && j.contains("step") && j["step"].is_number_integer())  // plotted beside the losses
-      for (const char* k : {"DET_l", "DET_t", "TOP_ll", "TOP_lt", "OLS"})
-        if (j.contains(k)) add_metric(run, j["step"].get<int64_t>(), std::string("eval/") + k, j[k]);
-  } else {
-    if (ev == "hello") update_devices(run, rank, j);
-    w_->event.bind(1, run).bind(2, rank).bind(3, ev.empty() ? std::string("log") : ev).bind(4, Writer::now());
-    w_->event.bind(5, j.dump()).run();
-    urgent = ev == "error" || ev == "done";
+  if (const auto* step = std::get_if<protocol::StepEvent>(&ev)) {
+    record_step(run, line.rank, *step);
+  } else if (std::holds_alternative<protocol::LayoutEvent>(ev)) {
+    w_->layout.bind(1, run).bind(2, protocol::to_line(line)).run();
+  } else if (const auto* ckpt = std::get_if<protocol::CheckpointEvent>(&ev)) {
+    record_artifact(run, "checkpoint", ckpt->path, ckpt->step);
+  } else if (const auto* eval = std::get_if<protocol::EvalEvent>(&ev)) {
+    record_eval(run, line.rank, *eval, protocol::to_line(line));
+  } else {  // hello, error, done, log, and lines that are no (well-formed) event
+    if (const auto* hello = std::get_if<protocol::HelloEvent>(&ev)) update_devices(run, line.rank, *hello);
+    const std::string kind = protocol::name_of(ev);
+    w_->event.bind(1, run).bind(2, line.rank).bind(3, kind.empty() ? protocol::names::log : kind);
+    w_->event.bind(4, Writer::now()).bind(5, protocol::to_line(line)).run();
+    urgent = kind == protocol::names::error || kind == protocol::names::done;
   }
   ++w_->rows;
   if (urgent || w_->rows >= batch_rows)

@@ -33,15 +33,14 @@ StoreBenchReport run_store_bench(const StoreBenchOptions& o) {
     const nlohmann::json cfg = {{"name", "bench-store"},
                                 {"parallel", {{"strategy", "tp"}, {"sp", o.ranks}, {"dp", 1}}}};
     const int64_t run = db.begin_run(cfg, "");
-    nlohmann::json ev = {
-        {"event", "step"},
-        {"losses", {{"loss", 1.0}, {"loss_cls", 0.5}, {"loss_box", 0.25}, {"loss_lane", 0.125}}},
-        {"lr", 1e-3},
-        {"grad_norm", 2.0},
-        {"loss_scale", 65536.0},
-        {"time_ms", {{"forward", 10.0}, {"backward", 20.0}, {"comm", 3.0}, {"optim", 1.0}, {"total", 34.0}}},
-        {"memory", {{"current", 1 << 20}, {"peak", 2 << 20}, {"reserved", 4 << 20}, {"rss", 8 << 20}}}};
-    const int64_t keys_per_step = 4 + 3 + 5;
+    protocol::StepEvent ev;
+    ev.losses = {{"loss", 1.0}, {"loss_cls", 0.5}, {"loss_box", 0.25}, {"loss_lane", 0.125}};
+    ev.lr = 1e-3;
+    ev.grad_norm = 2.0;
+    ev.loss_scale = 65536.0;
+    ev.time_ms = {10.0, 20.0, 3.0, 1.0, 34.0};
+    ev.memory = {1 << 20, 2 << 20, 4 << 20, 8 << 20, 0};
+    const auto keys_per_step = static_cast<int64_t>(ev.metrics().size());  // 4 losses, lr/grad_norm/loss_scale, 5 times
     rep.steps = (o.metric_rows + keys_per_step - 1) / keys_per_step;
 
     std::atomic<bool> done{false}, ready{false};
@@ -72,11 +71,11 @@ StoreBenchReport run_store_bench(const StoreBenchOptions& o) {
     while (!ready) std::this_thread::yield();
     const auto t0 = clk::now();
     for (int64_t step = 0; step < rep.steps; ++step) {
-      ev["step"] = step;
-      ev["losses"]["loss"] = 1.0 / static_cast<double>(step + 1);
+      ev.step = step;
+      ev.losses["loss"] = 1.0 / static_cast<double>(step + 1);
       for (int rank = 0; rank < o.ranks; ++rank) {
-        ev["rank"] = rank;
-        db.record_event(run, rank, ev);
+        ev.rank = rank;
+        db.record_event(run, protocol::EventLine{ev, rank, std::nullopt});
       }
     }
     db.finish_run(run, RunStatus::Finished, "");

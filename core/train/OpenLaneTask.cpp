@@ -7,6 +7,7 @@
 
 #include "data/FrameReader.h"
 #include "data/MultiViewLoader.h"
+#include "data/SynthStream.h"
 #include "parallel/Mesh.h"
 #include "train/OpenLanePredictor.h"
 #include "util/Error.h"
@@ -25,7 +26,7 @@ model::OpenLaneBaselineOptions options(const config::ExperimentConfig& cfg) {
   return o;
 }
 
-arch::ConvNeXtVariant backbone(const config::ExperimentConfig& cfg) {
+arch::ConvNeXtVariant backbone_variant(const config::ExperimentConfig& cfg) {
   auto v = arch::find_convnext_variant(cfg.model.arch);
   if (!v)
     throw util::Error(
@@ -66,6 +67,50 @@ std::vector<model::OpenLaneTargets> targets_of(const data::FrameBatch& b) {
   return out;
 }
 
+// This rank's pipeline settings: the network input, batch, threads, seed, its dp shard and
+// its stripe of the padded width `part` (over the sp ranks).
+data::LoaderOptions loader_options(const config::ExperimentConfig& cfg, const parallel::Mesh& mesh,
+                                   shard::Partition& part) {
+  data::LoaderOptions o;
+  o.root = cfg.data.root;
+  o.height = cfg.data.height;
+  o.width = cfg.data.width;
+  o.batch = cfg.data.batch;
+  o.workers = std::max(cfg.data.workers, 1);
+  o.seed = cfg.train.seed;
+  o.shard_index = mesh.dp_index();
+  o.shard_count = mesh.shape().dp;
+  part = shard::even_partition(data::padded_size(o).second, mesh.shape().sp);
+  o.stripe_begin = part.span(mesh.sp_index()).begin;
+  o.stripe_end = part.span(mesh.sp_index()).end;
+  return o;
+}
+
+data::SynthViews synth_views(int64_t views) {
+  std::optional<data::SynthViews> v = data::SynthStream::views_for(views);
+  if (!v)
+    throw util::Error(fmt::format("data.views is {}, but generated OpenLane-V2 frames have at most 7 views", views),
+                      "set data.views to 7 (subset A, Argoverse 2), 6 (subset B, nuScenes) or 1..5 (the first "
+                      "cameras of subset A, front view first)");
+  return *v;
+}
+
+// Every dp group sees the whole evaluation split in order (only rank 0 scores).
+std::unique_ptr<data::MultiViewLoader> eval_loader(data::LoaderOptions o, const config::ExperimentConfig& cfg) {
+  o.split = config::name_of(cfg.data.eval_split);
+  o.shuffle = false;
+  o.drop_last = false;
+  o.shard_index = 0;
+  o.shard_count = 1;
+  try {
+    return std::make_unique<data::MultiViewLoader>(o);
+  } catch (const util::Error& e) {
+    throw util::Error(
+        fmt::format("data.eval_split '{}' cannot be read from data.root {}: {}", o.split, o.root.string(), e.problem()),
+        "set data.eval_split to a labelled split of data.root (e.g. \"val\"), or train.eval_every to 0");
+  }
+}
+
 }  // namespace
 
 OpenLaneTask::~OpenLaneTask() = default;
@@ -74,45 +119,25 @@ OpenLaneTask::OpenLaneTask(const config::ExperimentConfig& cfg, const c10::Devic
     : loss_(model::OpenLaneLossWeights{cfg.loss.lc_cls, cfg.loss.lc_bbox, cfg.loss.te_cls, cfg.loss.te_bbox,
                                        cfg.loss.te_iou, cfg.loss.lclc, cfg.loss.lcte},
             options(cfg).bev),
-      data_(cfg.data.views, cfg.data.height, cfg.data.width, cfg.train.seed),
       device_(device),
       views_(cfg.data.views) {
-  model_ = model::OpenLaneBaseline(backbone(cfg), options(cfg));
+  model_ = model::OpenLaneBaseline(backbone_variant(cfg), options(cfg));
   model_->to(device_);
-  if (cfg.data.source == config::DataSource::OpenLaneV2) {
-    data::LoaderOptions o;
-    o.root = cfg.data.root;
-    o.height = cfg.data.height;
-    o.width = cfg.data.width;
-    o.batch = cfg.data.batch;
-    o.workers = std::max(cfg.data.workers, 1);
-    o.seed = cfg.train.seed;
-    o.shard_index = mesh.dp_index();
-    o.shard_count = mesh.shape().dp;
-    part_ = shard::even_partition(data::padded_size(o).second, mesh.shape().sp);
-    o.stripe_begin = part_.span(mesh.sp_index()).begin;
-    o.stripe_end = part_.span(mesh.sp_index()).end;
-    loader_ = std::make_unique<data::MultiViewLoader>(o);
-    loader_->start_epoch(epoch_);
-    if (cfg.train.eval_every > 0) {
-      o.split = config::name_of(cfg.data.eval_split);
-      o.shuffle = false;
-      o.drop_last = false;
-      o.shard_index = 0;  // every dp group sees the whole split (only rank 0 scores)
-      o.shard_count = 1;
-      try {
-        eval_loader_ = std::make_unique<data::MultiViewLoader>(o);
-      } catch (const util::Error& e) {
-        throw util::Error(
-            fmt::format("data.eval_split '{}' cannot be read from data.root {}: {}", o.split, o.root.string(),
-                        e.problem()),
-            "set data.eval_split to a labelled split of data.root (e.g. \"val\"), or train.eval_every to 0");
-      }
-    }
+  const data::LoaderOptions o = loader_options(cfg, mesh, part_);
+  if (cfg.data.source == config::DataSource::Synthetic) {
+    synth_ = std::make_unique<data::SynthStream>(o, synth_views(cfg.data.views));
+    return;
   }
+  loader_ = std::make_unique<data::MultiViewLoader>(o);
+  loader_->start_epoch(epoch_);
+  if (cfg.train.eval_every > 0) eval_loader_ = eval_loader(o, cfg);
 }
 
-OpenLaneEvaluation OpenLaneTask::evaluate(std::shared_ptr<parallel::Communicator> sp, bool score) {
+parallel::GradPlacement OpenLaneTask::placement(const std::string& name) const {
+  return model::OpenLaneBaselineImpl::placement(name);
+}
+
+std::optional<OpenLaneEvaluation> OpenLaneTask::evaluate(std::shared_ptr<parallel::Communicator> sp, bool score) {
   if (!eval_loader_)
     throw util::Error("evaluation needs data.source \"openlanev2\" and train.eval_every > 0",
                       "set data.source, data.root and train.eval_every");
@@ -142,30 +167,29 @@ OpenLaneEvaluation OpenLaneTask::evaluate(std::shared_ptr<parallel::Communicator
   return result;
 }
 
+data::FrameBatch OpenLaneTask::next_batch(int64_t first, int64_t count) {
+  if (synth_) return synth_->batch(first, count);
+  std::optional<data::FrameBatch> b = loader_->next();
+  if (!b) {
+    loader_->start_epoch(++epoch_);
+    b = loader_->next();
+  }
+  if (!b)
+    throw util::Error("data.root yields no complete batch of " + std::to_string(count) + " frames",
+                      "lower data.batch or add frames (`halo data check` lists them)");
+  if (b->images.size(1) != views_)
+    throw util::Error(
+        fmt::format("data.views is {} but the frames of data.root have {} cameras", views_, b->images.size(1)),
+        fmt::format("set data.views to {} (subset_A: 7, subset_B: 6)", b->images.size(1)));
+  return std::move(*b);
+}
+
 std::map<std::string, at::Tensor> OpenLaneTask::losses(int64_t first, int64_t count,
                                                        std::shared_ptr<parallel::Communicator> sp) {
-  if (loader_) {
-    std::optional<data::FrameBatch> b = loader_->next();
-    if (!b) {
-      loader_->start_epoch(++epoch_);
-      b = loader_->next();
-    }
-    if (!b)
-      throw util::Error("data.root yields no complete batch of " + std::to_string(count) + " frames",
-                        "lower data.batch or add frames (`halo data check` lists them)");
-    if (b->images.size(1) != views_)
-      throw util::Error(
-          fmt::format("data.views is {} but the frames of data.root have {} cameras", views_, b->images.size(1)),
-          fmt::format("set data.views to {} (subset_A: 7, subset_B: 6)", b->images.size(1)));
-    parallel::ShardedTensor x{b->images.flatten(0, 1).to(device_), part_, std::move(sp)};  // (N*V, 3, H, W/sp)
-    model::OpenLaneOutputs out = model_->forward(x, b->lidar2img.to(device_), b->image_hw.to(device_));
-    return loss_(to_float(std::move(out)), targets_of(*b));
-  }
-  OpenLaneSample b = data_.batch(first, count);
-  at::Tensor images = b.images.flatten(0, 1).to(device_);  // (N*V, 3, H, W)
-  parallel::ShardedTensor x = parallel::shard_evenly(images, std::move(sp));
+  const data::FrameBatch b = next_batch(first, count);
+  parallel::ShardedTensor x{b.images.flatten(0, 1).to(device_), part_, std::move(sp)};  // (N*V, 3, H, W/sp)
   model::OpenLaneOutputs out = model_->forward(x, b.lidar2img.to(device_), b.image_hw.to(device_));
-  return loss_(to_float(std::move(out)), b.targets);
+  return loss_(to_float(std::move(out)), targets_of(b));
 }
 
 }  // namespace halo::train

@@ -1,14 +1,17 @@
-// The training loop of one rank: multi-view ConvNeXt classification or the OpenLane-V2 baseline on
-// a dp x sp mesh with any memory strategy, accumulation, mixed precision, clipping, schedule; checkpoints.
+// The training loop of one rank over a TrainTask (classification or OpenLane-V2) on a dp x sp mesh
+// with any memory strategy, accumulation, mixed precision, clipping, schedule; checkpoints.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <ATen/core/Tensor.h>
 
 #include "config/ExperimentConfig.h"
+#include "protocol/LayoutEvent.h"
 #include "train/MemoryTracker.h"
 
 namespace halo::parallel {
@@ -43,21 +46,31 @@ class Trainer {
   int64_t next_step() const;
   bool finished() const { return next_step() >= cfg_.schedule.steps; }
 
-  // Resume checkpoints (weights, optimizer, scaler, step): temp file + rename. Every rank
-  // holds identical state, so rank 0 writes and every rank can read.
-  // Task openlanev2 with train.eval_every > 0, on every rank together: scores the model on
-  // data.eval_split (see OpenLaneTask::evaluate); the scores and predictions are rank 0's.
+  // A task with an evaluation (openlanev2 with train.eval_every > 0), on every rank together:
+  // scores the model on data.eval_split (see OpenLaneTask::evaluate); rank 0 holds the scores.
   OpenLaneEvaluation evaluate();
 
+  // Resume checkpoints (weights, optimizer, scaler, step): temp file + rename. Every rank
+  // holds identical state, so rank 0 writes and every rank can read.
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);
 
-  nlohmann::json layout_event() const;  // per layer: shape on each rank, halos, activation bytes
+  protocol::LayoutEvent layout_event() const;  // per layer: shape on each rank, halos, activation bytes
   std::string device_name() const;
   // Named parameters (timm names) for export.
   std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;
 
  private:
+  // The phases of step(), in order.
+  std::map<std::string, double> micro_steps(StepTimings& time);  // this rank's losses, mean over micro-steps
+  std::map<std::string, at::Tensor> forward(int micro);          // micro-step `micro`: seed, batch, autocast
+  void unscale_gradients();                                      // divide by the loss scale
+  double gradient_square_sum() const;                            // squared global gradient norm
+  // World sums of [non-finite gradient flag, losses by key]: every rank agrees on both.
+  std::vector<double> agree(double square_sum, const std::map<std::string, double>& losses) const;
+  void clip_gradients(double norm);  // to optim.grad_clip
+  MemorySample memory_now() const;
+
   struct State;
   config::ExperimentConfig cfg_;
   std::shared_ptr<parallel::Mesh> mesh_;

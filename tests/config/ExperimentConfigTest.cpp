@@ -42,7 +42,9 @@ TEST(ExperimentConfig, ToJsonWritesEveryField) {
   const std::map<std::string, size_t> sections{{"model", 4},  {"loss", 7},     {"data", 8}, {"parallel", 7},
                                                {"optim", 10}, {"schedule", 3}, {"train", 6}};
   EXPECT_EQ(j.size(), 3 + sections.size());
-  for (const auto& [name, n] : sections) EXPECT_EQ(j.at(name).size(), n) << name;
+  for (const auto& [name, n] : sections) {
+    EXPECT_EQ(j.at(name).size(), n) << name;
+  }
   EXPECT_EQ(j["name"], "experiment");
   EXPECT_EQ(j["run_dir"], "");
   EXPECT_EQ(j["optim"]["lr"], 1e-3);
@@ -279,6 +281,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"({"task": "openlanev2", "model": {"arch": "resnet18"}})", "", ""},
         Case{R"({"task": "openlanev2", "data": {"source": "openlanev2", "root": "/data/olv2"}})", "", ""},
         Case{R"({"task": "openlanev2", "data": {"source": "openlanev2"}})", "data.root", "set data.root"},
+        Case{R"({"task": "openlanev2", "data": {"views": 8}})", "data.views", "7 views (subset A), 6 (subset B)"},
+        Case{R"({"task": "openlanev2", "data": {"views": 3}})", "", ""},
+        Case{R"({"task": "openlanev2", "data": {"source": "openlanev2", "root": "/d", "views": 8}})", "", ""},
         Case{R"({"data": {"source": "openlanev2", "root": ""}})", "data.root", "or use data.source \"synthetic\""},
         Case{R"({"model": {"arch": "resnet18"}})", "model.arch", "resnet18 is for task openlanev2"},
         Case{R"({"task": "openlanev2", "model": {"arch": "resnet50"}})", "model.arch", "convnext_xxlarge, resnet18"},

@@ -270,7 +270,9 @@ TEST_F(ExperimentFileTest, UnknownHostileKeysWarnWithoutEchoingEverything) {
             warnings.end());
   EXPECT_NE(std::find(warnings.begin(), warnings.end(), "unknown key 'schedul' ignored; did you mean 'schedule'?"),
             warnings.end());
-  for (const auto& w : warnings) EXPECT_LT(w.size(), 300u) << w.substr(0, 300);
+  for (const auto& w : warnings) {
+    EXPECT_LT(w.size(), 300u) << w.substr(0, 300);
+  }
 }
 
 }  // namespace

@@ -39,7 +39,9 @@ class SafetensorsReject : public ::testing::Test {
     } catch (const util::Error& e) {
       std::string msg = e.what();
       EXPECT_NE(msg.find(path), std::string::npos) << "message does not name the file: " << msg;
-      for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
+      for (const auto& n : needles) {
+        EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
+      }
     }
   }
   void expect_rejected(const std::string& header, size_t data_bytes, const std::vector<std::string>& needles) {

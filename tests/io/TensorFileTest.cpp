@@ -92,7 +92,9 @@ void expect_error(F&& f, const std::vector<std::string>& needles) {
     f();
     ADD_FAILURE() << "no error; expected " << needles.front();
   } catch (const util::Error& e) {
-    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+    for (const auto& n : needles) {
+      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -159,7 +159,9 @@ TEST(Fault, FullDiskWhileCheckpointingKeepsThePreviousCheckpoint) {
   ASSERT_EQ(again.code, 0) << again.out;
   const auto tail = losses(run);
   ASSERT_EQ(tail.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(tail[i], full[3 + i], 1e-6 * std::abs(full[3 + i])) << "step " << 3 + i;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(tail[i], full[3 + i], 1e-6 * std::abs(full[3 + i])) << "step " << 3 + i;
+  }
 }
 
 TEST(Fault, TakenRendezvousPortIsReplacedByAFreeOne) {

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "RunHelpers.h"
 
 namespace halo::testing {
@@ -29,7 +31,9 @@ std::vector<double> run_losses(const nlohmann::json& patch, const std::string& t
 void expect_same(const std::vector<double>& a, const std::vector<double>& b, double rel) {
   ASSERT_EQ(a.size(), b.size());
   ASSERT_FALSE(a.empty());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], rel * std::abs(b[i])) << "step " << i;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(a[i], b[i], rel * std::abs(b[i])) << "step " << i;
+  }
 }
 
 TEST(Launch, ShardedAndCheckpointedRunsEqualOneProcess) {
@@ -68,7 +72,9 @@ TEST(Launch, ResumeEqualsUninterrupted) {
   ASSERT_EQ(resumed.code, 0) << resumed.out;
   const auto tail = losses(dir + "/run");
   ASSERT_EQ(tail.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(tail[i], full[3 + i], 1e-6 * std::abs(full[3 + i])) << "step " << 3 + i;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(tail[i], full[3 + i], 1e-6 * std::abs(full[3 + i])) << "step " << 3 + i;
+  }
 }
 
 TEST(Launch, LossFallsOnQuickstart) {
@@ -130,7 +136,9 @@ TEST(Launch, CtrlCStopsEveryRankCleanly) {
   ::waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);
-  for (const auto& h : hello) EXPECT_NE(::kill(h["pid"].get<int>(), 0), 0) << "rank still alive: " << h.dump();
+  for (const auto& h : hello) {
+    EXPECT_NE(::kill(h["pid"].get<int>(), 0), 0) << "rank still alive: " << h.dump();
+  }
 }
 
 TEST(Launch, BadExperimentListsEveryProblem) {
@@ -170,6 +178,39 @@ TEST(Launch, WorkerEventsCarryLayoutMemoryAndTimings) {
   EXPECT_GT(step[0]["time_ms"]["forward"].get<double>(), 0.0);
   EXPECT_EQ(read_events(dir + "/run", "checkpoint").size(), 1u);
   EXPECT_EQ(read_events(dir + "/run", "done", -1).size(), 2u);
+}
+
+TEST(Launch, ProgressLineReportsEveryStepOfTheFirstRank) {
+  const std::string dir = fresh_dir("progress");
+  CliResult r = run_halo("launch " + write_experiment(dir, {}));  // stderr is no terminal: a line per step
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (int s = 1; s <= 5; ++s)
+    EXPECT_NE(r.out.find("step " + std::to_string(s) + "/5  loss "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" it/s  ETA 0:00:00  peak "), std::string::npos) << r.out;  // the last step: nothing left
+  // The progress line's last loss is the one `halo launch` reports at the end.
+  const auto steps = read_events(dir + "/run", "step", 0);
+  ASSERT_EQ(steps.size(), 5u);
+  const std::string loss = fmt::format("{:.4f}", steps.back()["losses"]["loss"].get<double>());
+  EXPECT_NE(r.out.find("step 5/5  loss " + loss), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("finished: 5 steps, last loss " + loss), std::string::npos) << r.out;
+  EXPECT_EQ(run_halo("launch --no-progress " + write_experiment(fresh_dir("quiet"), {})).out.find("step 1/5"),
+            std::string::npos);
+}
+
+TEST(Launch, ADivergedLossIsRecordedAndTheRunGoesOn) {
+  // An absurd learning rate: the loss turns non-finite after the first step, which the worker
+  // writes as "loss": null (the launcher used to die on it with a JSON type error).
+  const std::string dir = fresh_dir("diverge");
+  const std::string exp = write_experiment(dir, {{"parallel", {{"strategy", "none"}, {"sp", 1}}},
+                                                 {"optim", {{"lr", 1e30}, {"grad_clip", 0}}},
+                                                 {"schedule", {{"warmup_steps", 0}}}});
+  CliResult r = run_halo("launch --db " + dir + "/history.db " + exp);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("finished: 5 steps, last loss nan"), std::string::npos) << r.out;
+  const auto steps = read_events(dir + "/run", "step", 0);
+  ASSERT_EQ(steps.size(), 5u);
+  EXPECT_TRUE(steps.back()["losses"]["loss"].is_null()) << steps.back().dump();
+  EXPECT_EQ(read_events(dir + "/run", "done", 0).size(), 1u);
 }
 
 }  // namespace

@@ -67,7 +67,9 @@ TEST(OpenLaneEval, EvalEventsMatchHaloEvalOnThePredictionFilesAndTheHistory) {
     }
     const CliResult list = run_command("find " + root + "/val -path '*/info/*.json' | wc -l");
     EXPECT_EQ(std::to_string(keys.size()) + "\n", list.out);
-    for (const auto& k : keys) EXPECT_EQ(k.rfind("val/", 0), 0u) << k;
+    for (const auto& k : keys) {
+      EXPECT_EQ(k.rfind("val/", 0), 0u) << k;
+    }
     const CliResult scored = run_halo("eval --gt " + root + " --split val --pred " + pred + " --json");
     ASSERT_EQ(scored.code, 0) << scored.out;
     const auto s = nlohmann::json::parse(scored.out);

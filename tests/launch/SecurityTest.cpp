@@ -30,7 +30,9 @@ TEST(Security, ShellMetacharactersInUserStringsAreNeverRun) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(fs::exists(run + "/events.jsonl"));  // the folder has the literal name
   EXPECT_EQ(read_events(run, "done", -1).size(), 2u);
-  for (const char* f : {"/pwned1", "/pwned2", "/pwned3"}) EXPECT_FALSE(fs::exists(dir + f)) << f;
+  for (const char* f : {"/pwned1", "/pwned2", "/pwned3"}) {
+    EXPECT_FALSE(fs::exists(dir + f)) << f;
+  }
   // A run name with metacharacters is refused before anything starts.
   CliResult bad = run_halo("launch --no-progress " + exp + " --set " + quoted("name=$(touch " + dir + "/pwned4)"));
   EXPECT_NE(bad.code, 0);

@@ -72,7 +72,9 @@ TEST(StrategyPlanner, RecommendationFollowsTheBudget) {
     const PlanRow& best = r.rows[*r.recommended];
     EXPECT_LE(best.reserved, budget);
     for (const auto& row : r.rows)  // nothing that fits is faster than the pick
-      if (row.fits) EXPECT_GE(row.time_per_sample_s, best.time_per_sample_s - 1e-12) << row.label;
+      if (row.fits) {
+        EXPECT_GE(row.time_per_sample_s, best.time_per_sample_s - 1e-12) << row.label;
+      }
     if (picks.empty() || picks.back() != best.label) picks.push_back(best.label);
     budget = best.peak - 1;  // just below the pick: it no longer fits
   }

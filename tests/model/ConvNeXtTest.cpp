@@ -1,5 +1,5 @@
-// ConvNeXt structure: timm's parameter names and counts for the variant table, and the
-// layer windows the pre-launch check walks.
+// ConvNeXt structure: timm's parameter names and counts for the variant table, the layer
+// list the model is built from, and the layer windows the pre-launch check walks.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -48,6 +48,87 @@ TEST(ConvNeXt, LayerWindowsCarryTheStrides) {
   int64_t total = 1;
   for (const auto& l : layers) total *= l.window.stride;
   EXPECT_EQ(total, 32);
+}
+
+// The layer list is what the model builds: every parameter by name, shape and order, and
+// each across-W conv is a ShardedConv2d of that name with that spec.
+void expect_list_is_model(const arch::ConvNeXtVariant& v, int64_t classes) {
+  ConvNeXt m(v, classes);
+  const arch::LayerList layers = arch::convnext_layers(v, classes);
+  const auto params = m->named_parameters();
+  const auto expected = layers.parameters();
+  ASSERT_EQ(params.size(), expected.size()) << classes << " classes";
+  int64_t n = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(params[i].key(), expected[i].name);
+    EXPECT_EQ(params[i].value().sizes().vec(), expected[i].shape) << expected[i].name;
+    n += params[i].value().numel();
+  }
+  EXPECT_EQ(layers.parameter_count(), n);
+  const auto modules = m->named_modules();
+  for (const auto& w : m->layer_windows()) {
+    ASSERT_TRUE(modules.contains(w.name)) << w.name;
+    const auto* conv = dynamic_cast<const ShardedConv2dImpl*>(modules[w.name].get());
+    ASSERT_NE(conv, nullptr) << w.name;
+    const shard::Window along = conv->spec().along_w();
+    EXPECT_EQ(along.kernel, w.window.kernel) << w.name;
+    EXPECT_EQ(along.stride, w.window.stride) << w.name;
+    EXPECT_EQ(along.padding, w.window.padding) << w.name;
+    EXPECT_EQ(along.dilation, w.window.dilation) << w.name;
+  }
+}
+
+// Every variant of the table (xxlarge allocates its 846 M parameters: about 3.5 GB, 1 min).
+class EveryVariant : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryVariant, LayerListIsTheModel) { expect_list_is_model(*arch::find_convnext_variant(GetParam()), 1000); }
+
+// Modules initialise in forward order, the head last: under one seed a backbone (no head)
+// gets exactly the weights of the classifier's backbone, and a seed reproduces every weight.
+TEST(ConvNeXt, InitialisationDrawsInForwardOrder) {
+  const auto v = *arch::find_convnext_variant("convnext_test");
+  torch::manual_seed(7);
+  ConvNeXt classifier(v, 10);
+  torch::manual_seed(7);
+  ConvNeXt backbone(v, 0);
+  torch::manual_seed(7);
+  ConvNeXt again(v, 10);
+  auto full = classifier->named_parameters();
+  auto same = again->named_parameters();
+  for (const auto& p : backbone->named_parameters()) {
+    ASSERT_TRUE(full.contains(p.key())) << p.key();
+    EXPECT_TRUE(torch::equal(p.value(), full[p.key()])) << p.key();
+  }
+  for (const auto& p : full) EXPECT_TRUE(torch::equal(p.value(), same[p.key()])) << p.key();
+  EXPECT_FALSE(torch::equal(full["head.fc.weight"], torch::zeros_like(full["head.fc.weight"])));
+}
+
+TEST(ConvNeXt, BackboneLayerListHasNoHead) {
+  for (const char* name : {"convnext_test", "convnext_atto", "convnext_tiny"})
+    expect_list_is_model(*arch::find_convnext_variant(name), 0);
+}
+
+std::vector<std::string> variant_names() {
+  std::vector<std::string> out;
+  for (const auto& v : arch::convnext_variants()) out.push_back(v.name);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, EveryVariant, ::testing::ValuesIn(variant_names()),
+                         [](const auto& info) { return info.param; });
+
+TEST(ConvNeXt, LayoutIsTheListsShapes) {
+  ConvNeXt m(*arch::find_convnext_variant("convnext_test"));
+  const auto layout = m->layout(64, 256, 4);
+  const auto shapes = arch::layer_shapes(m->layers(), 64, 256, 4);
+  ASSERT_EQ(layout.size(), shapes.size());
+  for (size_t i = 0; i < layout.size(); ++i) {
+    EXPECT_EQ(layout[i].name, shapes[i].name);
+    EXPECT_EQ(layout[i].height, shapes[i].height);
+    EXPECT_EQ(layout[i].out, shapes[i].out);
+  }
+  EXPECT_EQ(layout.back().height, 2);
+  EXPECT_EQ(layout.back().out.global_width(), 256 / 32);
 }
 
 }  // namespace

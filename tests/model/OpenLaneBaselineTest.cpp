@@ -66,7 +66,9 @@ TEST(OpenLaneBaseline, HeadsHaveTheBaselineShapes) {
   (o.lane_logits.sum() + o.lane_points.sum() + o.te_logits.sum() + o.te_boxes.sum() + o.lclc_logits.sum() +
    o.lcte_logits.sum())
       .backward();
-  for (const auto& p : m->named_parameters()) EXPECT_TRUE(p.value().grad().defined()) << p.key();
+  for (const auto& p : m->named_parameters()) {
+    EXPECT_TRUE(p.value().grad().defined()) << p.key();
+  }
 }
 
 TEST(OpenLaneBaseline, ParameterNamesAndPlacement) {
@@ -78,7 +80,9 @@ TEST(OpenLaneBaseline, ParameterNamesAndPlacement) {
                           "lc_head.decoder.layers.0.multihead_attn.in_proj_weight", "lc_head.cls_branch.bias",
                           "te_head.reg_branch.4.weight", "lclc_head.mlp_o1.0.weight", "lcte_head.classifier.4.bias"})
     EXPECT_TRUE(params.contains(key)) << key;
-  for (const auto& p : params) EXPECT_EQ(p.key().find("img_backbone.head"), std::string::npos) << p.key();
+  for (const auto& p : params) {
+    EXPECT_EQ(p.key().find("img_backbone.head"), std::string::npos) << p.key();
+  }
   EXPECT_EQ(params["lc_head.query_embedding.weight"].sizes(), (Shape{50, 16}));
   EXPECT_EQ(params["te_head.cls_branch.weight"].sizes(), (Shape{13, 16}));
   EXPECT_EQ(params["img_view_transformer.proj.weight"].sizes(), (Shape{16, 16 * 10, 1, 1}));

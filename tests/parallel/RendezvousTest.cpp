@@ -79,7 +79,9 @@ TEST(Rendezvous, MultiNodeStoreListensOnAllInterfaces) {
     }
   EXPECT_EQ(found, 1);
   EXPECT_EQ(connect_errno(in_addr{htonl(INADDR_LOOPBACK)}, server.port()), 0);
-  for (const in_addr a : other_addresses()) EXPECT_EQ(connect_errno(a, server.port()), 0) << ::inet_ntoa(a);
+  for (const in_addr a : other_addresses()) {
+    EXPECT_EQ(connect_errno(a, server.port()), 0) << ::inet_ntoa(a);
+  }
 }
 
 TEST(Rendezvous, RankZeroHostedStoreListensOnLoopbackOnly) {

@@ -230,18 +230,32 @@ TEST_P(ShardedOps, MatchUnshardedPyTorch) {
     torch::Tensor gw, gb;
     for (int r = 0; r < sp; ++r) {
       const std::string k = fmt::format("c{}/", i);
-      if (replicated_out) EXPECT_LE(rel(read(r, k + "y"), y.detach()), tol) << what << " rank " << r;
-      if (replicated_in) EXPECT_LE(rel(read(r, k + "gx"), x.grad()), tol) << what << " rank " << r;
+      if (replicated_out) {
+        EXPECT_LE(rel(read(r, k + "y"), y.detach()), tol) << what << " rank " << r;
+      }
+      if (replicated_in) {
+        EXPECT_LE(rel(read(r, k + "gx"), x.grad()), tol) << what << " rank " << r;
+      }
       ys.push_back(read(r, k + "y"));
       gxs.push_back(read(r, k + "gx"));
       if (w.defined()) gw = r == 0 ? read(r, k + "gw") : gw + read(r, k + "gw");
       if (b.defined()) gb = r == 0 ? read(r, k + "gb") : gb + read(r, k + "gb");
-      if (c.op == "batchnorm") EXPECT_LE(rel(read(r, k + "running_var"), rv), tol) << what;
+      if (c.op == "batchnorm") {
+        EXPECT_LE(rel(read(r, k + "running_var"), rv), tol) << what;
+      }
     }
-    if (!replicated_out) EXPECT_LE(rel(torch::cat(ys, -1), y.detach()), tol) << what << " (output)";
-    if (!replicated_in) EXPECT_LE(rel(torch::cat(gxs, -1), x.grad()), tol) << what << " (input grad)";
-    if (w.defined()) EXPECT_LE(rel(gw, w.grad()), tol) << what << " (weight grad)";
-    if (b.defined()) EXPECT_LE(rel(gb, b.grad()), tol) << what << " (bias grad)";
+    if (!replicated_out) {
+      EXPECT_LE(rel(torch::cat(ys, -1), y.detach()), tol) << what << " (output)";
+    }
+    if (!replicated_in) {
+      EXPECT_LE(rel(torch::cat(gxs, -1), x.grad()), tol) << what << " (input grad)";
+    }
+    if (w.defined()) {
+      EXPECT_LE(rel(gw, w.grad()), tol) << what << " (weight grad)";
+    }
+    if (b.defined()) {
+      EXPECT_LE(rel(gb, b.grad()), tol) << what << " (bias grad)";
+    }
   }
 }
 

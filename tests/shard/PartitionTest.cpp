@@ -81,8 +81,9 @@ TEST(HaloPlan, SendsMatchReceivesAndPiecesTileTheNeed) {
                 EXPECT_EQ(pc.columns.begin, at);
                 at = pc.columns.end;
                 if (pc.source == Piece::Source::Peer) received[{pc.peer, pl.rank}] = pc.columns;
-                if (pc.source == Piece::Source::Pad)
+                if (pc.source == Piece::Source::Pad) {
                   EXPECT_TRUE(pc.columns.end <= 0 || pc.columns.begin >= in.global_width());
+                }
               }
               EXPECT_EQ(at, pl.needed.end);
               for (const Transfer& t : pl.sends) sent[{pl.rank, t.peer}] = t.columns;

@@ -58,7 +58,9 @@ TEST(OpenLanePredictor, LanesInMetresBoxesInOriginalPixelsSigmoidScores) {
     EXPECT_NEAR(p.lanes[0].points[k][0], -25.0 + 5.0 * static_cast<double>(k), 1e-9) << k;
     EXPECT_NEAR(p.lanes[0].points[k][1], 5.0, 1e-9);
     EXPECT_NEAR(p.lanes[0].points[k][2], 0.0, 1e-9);
-    for (int c = 0; c < 3; ++c) EXPECT_NEAR(p.lanes[1].points[k][c], 0.0, 1e-9);
+    for (int c = 0; c < 3; ++c) {
+      EXPECT_NEAR(p.lanes[1].points[k][c], 0.0, 1e-9);
+    }
   }
   EXPECT_NEAR(p.lanes[0].confidence, sigmoid(0.3), 1e-12);
   EXPECT_NEAR(p.lanes[1].confidence, sigmoid(-2.0), 1e-12);
@@ -69,7 +71,9 @@ TEST(OpenLanePredictor, LanesInMetresBoxesInOriginalPixelsSigmoidScores) {
   for (size_t j = 0; j < 3; ++j) {
     EXPECT_EQ(p.elements[j].attribute, attributes[j]);
     EXPECT_NEAR(p.elements[j].confidence, sigmoid(scores[j]), 1e-12);
-    for (size_t c = 0; c < 4; ++c) EXPECT_NEAR(p.elements[j].box[c], original[j][c], 1e-9) << j << " " << c;
+    for (size_t c = 0; c < 4; ++c) {
+      EXPECT_NEAR(p.elements[j].box[c], original[j][c], 1e-9) << j << " " << c;
+    }
   }
   // Ids unique over lanes and elements.
   EXPECT_EQ(p.lanes[0].id, 0);

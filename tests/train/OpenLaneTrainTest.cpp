@@ -125,7 +125,7 @@ TEST(OpenLaneTraining, LossFallsOnSyntheticFrames) {
   cfg.optim.lr = 5e-3;
   const nlohmann::json l = train(cfg, parallel::Mesh::solo(), 20);
   print_first_last(l);
-  EXPECT_LT(mean(l, "loss", 16), 0.8 * mean(l, "loss", 0));  // measured: 11.53 -> 8.05
+  EXPECT_LT(mean(l, "loss", 16), 0.8 * mean(l, "loss", 0));  // measured: 11.23 -> 8.62 (SynthStream frames)
 }
 
 TEST(OpenLanePipeline, ShardedStripesAndSingleProcessAgree) {

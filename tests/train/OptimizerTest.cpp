@@ -4,10 +4,10 @@
 
 #include <torch/torch.h>
 
+#include "train/ClassificationData.h"
 #include "train/LossScaler.h"
 #include "train/LrSchedule.h"
 #include "train/Optimizer.h"
-#include "train/SyntheticTask.h"
 
 namespace halo::train {
 namespace {
@@ -79,7 +79,9 @@ TEST(LrSchedule, WarmupThenCosineToTheFloor) {
   EXPECT_DOUBLE_EQ(s.at(3), 1.0);
   EXPECT_DOUBLE_EQ(s.at(4), 1.0);
   EXPECT_NEAR(s.at(13), 0.1, 1e-12);
-  for (int i = 5; i < 14; ++i) EXPECT_LT(s.at(i), s.at(i - 1));
+  for (int i = 5; i < 14; ++i) {
+    EXPECT_LT(s.at(i), s.at(i - 1));
+  }
   EXPECT_DOUBLE_EQ(scaled_lr(1e-3, 512, 256), 2e-3);
 }
 
@@ -87,7 +89,9 @@ TEST(LossScaler, BacksOffOnOverflowAndGrowsAfterARun) {
   LossScaler s(true, 1024.0, 3);
   EXPECT_TRUE(s.update(true));
   EXPECT_DOUBLE_EQ(s.scale(), 512.0);
-  for (int i = 0; i < 3; ++i) EXPECT_FALSE(s.update(false));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(s.update(false));
+  }
   EXPECT_DOUBLE_EQ(s.scale(), 1024.0);
   LossScaler off(false);
   EXPECT_DOUBLE_EQ(off.scale(), 1.0);
@@ -95,8 +99,8 @@ TEST(LossScaler, BacksOffOnOverflowAndGrowsAfterARun) {
   EXPECT_DOUBLE_EQ(off.scale(), 1.0);
 }
 
-TEST(SyntheticTask, SamplesArePureFunctionsOfTheirIndex) {
-  SyntheticTask t(3, 32, 64, 5, 7);
+TEST(ClassificationData, SamplesArePureFunctionsOfTheirIndex) {
+  ClassificationData t(3, 32, 64, 5, 7);
   auto a = t.batch(10, 2), b = t.batch(11, 1), c = t.batch(10, 2);
   EXPECT_EQ(a.images.sizes(), (std::vector<int64_t>{2, 3, 3, 32, 64}));
   EXPECT_TRUE(torch::equal(a.images, c.images));

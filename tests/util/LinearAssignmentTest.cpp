@@ -41,7 +41,9 @@ TEST_P(LinearAssignmentShapes, MatchesBruteForce) {
     double total = 0;
     for (size_t k = 0; k < pairs.size(); ++k) {
       const auto [r, cc] = pairs[k];
-      if (k > 0) EXPECT_LT(pairs[k - 1].first, r);  // sorted by row
+      if (k > 0) {
+        EXPECT_LT(pairs[k - 1].first, r);  // sorted by row
+      }
       ASSERT_FALSE(row_used[r]);
       ASSERT_FALSE(col_used[cc]);
       row_used[r] = col_used[cc] = 1;

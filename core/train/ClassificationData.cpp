@@ -1,16 +1,16 @@
 // Class c sets the orientation and frequency of a sinusoidal pattern (plus per-view phase
 // and per-channel gain) under Gaussian noise: easy to learn, impossible to memorise.
-#include "train/SyntheticTask.h"
+#include "train/ClassificationData.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 namespace halo::train {
 
-SyntheticTask::SyntheticTask(int64_t views, int64_t height, int64_t width, int64_t classes, uint64_t seed)
+ClassificationData::ClassificationData(int64_t views, int64_t height, int64_t width, int64_t classes, uint64_t seed)
     : views_(views), height_(height), width_(width), classes_(classes), seed_(seed) {}
 
-SyntheticSample SyntheticTask::batch(int64_t first, int64_t count) const {
+ClassificationSample ClassificationData::batch(int64_t first, int64_t count) const {
   std::vector<at::Tensor> images, labels;
   const auto ys = torch::linspace(0, 1, height_).view({height_, 1});
   const auto xs = torch::linspace(0, 1, width_).view({1, width_});

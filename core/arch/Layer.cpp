@@ -1,0 +1,63 @@
+// Shapes and lookups of a layer's parts; a missing part is a bug in a layer table, reported
+// with the layer's name.
+#include "arch/Layer.h"
+
+#include <fmt/format.h>
+
+#include "util/Error.h"
+
+namespace halo::arch {
+
+const char* name_of(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::PatchStem:
+      return "patch_stem";
+    case LayerKind::NormConvDownsample:
+      return "norm_conv_downsample";
+    case LayerKind::ConvNeXtBlock:
+      return "convnext_block";
+    case LayerKind::NormMlpHead:
+      return "norm_mlp_head";
+  }
+  return "unknown";
+}
+
+std::vector<int64_t> Conv::weight_shape() const {
+  if (linear) return {out_channels, in_channels};
+  return {out_channels, in_channels / spec.groups, spec.kernel[0], spec.kernel[1]};
+}
+
+int64_t Conv::weight_elements() const {
+  return out_channels * (in_channels / spec.groups) * spec.kernel[0] * spec.kernel[1];
+}
+
+int64_t Parameter::numel() const {
+  int64_t n = 1;
+  for (const int64_t d : shape) n *= d;
+  return n;
+}
+
+const Conv& Layer::conv(std::string_view part) const {
+  for (const Conv& c : convs)
+    if (c.name == part) return c;
+  throw util::Error(fmt::format("layer {} ({}) has no conv '{}'", name, name_of(kind), part));
+}
+
+const Norm& Layer::norm(std::string_view part) const {
+  for (const Norm& n : norms)
+    if (n.name == part) return n;
+  throw util::Error(fmt::format("layer {} ({}) has no norm '{}'", name, name_of(kind), part));
+}
+
+std::optional<shard::Window> Layer::window() const {
+  if (!across_w) return std::nullopt;
+  return convs.at(*across_w).spec.along_w();
+}
+
+int64_t Layer::parameter_count() const {
+  int64_t n = 0;
+  for (const Parameter& p : parameters) n += p.numel();
+  return n;
+}
+
+}  // namespace halo::arch

@@ -1,0 +1,71 @@
+// One layer of a model variant as data: its kind, place (stage, block), channels, the convs
+// and norms it contains and the parameter tensors it owns, named as timm's checkpoints are.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shard/ConvSpec.h"
+
+namespace halo::arch {
+
+// What a layer computes; each kind is one structure the model, the memory model and the
+// step-time estimate know. Other backbones add kinds (a ResNet stem: conv, BatchNorm, ReLU,
+// max-pool; basic and bottleneck blocks; squeeze-excitation) and rows, not special cases.
+enum class LayerKind {
+  PatchStem,           // k x k / k conv on non-overlapping patches, LayerNorm2d (ConvNeXt's stem)
+  NormConvDownsample,  // LayerNorm2d, then a k x k / k conv (ConvNeXt between stages)
+  ConvNeXtBlock,       // depthwise conv_dw, LayerNorm, MLP (fc1, GELU, fc2), layer scale, residual
+  NormMlpHead,         // global average pool, LayerNorm, Linear (timm's NormMlpClassifierHead)
+};
+
+const char* name_of(LayerKind kind);  // "patch_stem", ...
+
+// A convolution of the layer (a Linear is a 1x1 conv run on channels-last pixels).
+struct Conv {
+  std::string name;  // module name inside the layer: "0", "conv_dw", "mlp.fc1"
+  shard::ConvSpec spec;
+  int64_t in_channels = 0, out_channels = 0;
+  bool bias = true;
+  bool linear = false;                        // torch.nn.Linear on (..., C): weight (out, in); spec is 1x1
+  std::vector<int64_t> weight_shape() const;  // (out, in/groups, kH, kW), or (out, in) when linear
+  int64_t weight_elements() const;            // also its multiply-adds per output pixel
+};
+
+// A normalisation of the layer: LayerNorm over channels with weight and bias (C).
+struct Norm {
+  std::string name;  // module name inside the layer: "1", "norm"
+  int64_t channels = 0;
+  double eps = 1e-6;
+};
+
+// One parameter tensor the layer owns.
+struct Parameter {
+  std::string name;  // full timm name: "stages.0.blocks.0.mlp.fc1.weight"
+  std::vector<int64_t> shape;
+  int64_t numel() const;
+};
+
+struct Layer {
+  std::string name;  // timm module prefix: "stem", "stages.1.downsample", "stages.0.blocks.2", "head"
+  LayerKind kind = LayerKind::PatchStem;
+  int stage = -1;  // -1: stem; 0.. the stages; the head: the number of stages
+  int block = -1;  // index in its stage (blocks only)
+  int64_t in_channels = 0, out_channels = 0;
+  int64_t hidden = 0;                 // MLP width of a block; 0 elsewhere
+  std::vector<Conv> convs;            // forward order
+  std::vector<Norm> norms;            // forward order
+  std::vector<Parameter> parameters;  // as named_parameters() lists them
+  std::optional<size_t> across_w;     // index in convs of the conv that reads across W (none: the head)
+
+  std::string qualified(std::string_view part) const { return name + "." + std::string(part); }
+  const Conv& conv(std::string_view part) const;  // util::Error when the layer has no such conv
+  const Norm& norm(std::string_view part) const;  // util::Error when the layer has no such norm
+  std::optional<shard::Window> window() const;    // the across-W conv's window
+  int64_t parameter_count() const;
+};
+
+}  // namespace halo::arch

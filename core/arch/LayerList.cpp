@@ -1,0 +1,43 @@
+// Whole-model figures read off the layers: parameter counts, the largest tensor, the
+// windows the shardability check walks.
+#include "arch/LayerList.h"
+
+#include <algorithm>
+
+#include "util/Error.h"
+
+namespace halo::arch {
+
+int LayerList::stage_count() const {
+  int n = 0;
+  for (const Layer& l : layers_)
+    if (l.kind != LayerKind::NormMlpHead) n = std::max(n, l.stage + 1);
+  return n;
+}
+
+int64_t LayerList::parameter_count() const {
+  int64_t n = 0;
+  for (const Layer& l : layers_) n += l.parameter_count();
+  return n;
+}
+
+std::vector<Parameter> LayerList::parameters() const {
+  std::vector<Parameter> out;
+  for (const Layer& l : layers_) out.insert(out.end(), l.parameters.begin(), l.parameters.end());
+  return out;
+}
+
+Parameter LayerList::largest_parameter() const {
+  const std::vector<Parameter> all = parameters();
+  if (all.empty()) throw util::Error("the layer list has no parameters");
+  return *std::max_element(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.numel() < b.numel(); });
+}
+
+std::vector<shard::LayerWindow> LayerList::windows() const {
+  std::vector<shard::LayerWindow> out;
+  for (const Layer& l : layers_)
+    if (l.across_w) out.push_back({l.qualified(l.convs[*l.across_w].name), *l.window()});
+  return out;
+}
+
+}  // namespace halo::arch

@@ -1,0 +1,38 @@
+// What the launcher keeps of a run: every line of every rank, tagged with its rank and arrival
+// time, appended to <run>/events.jsonl and recorded in the history (node 0), and why it stopped.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "protocol/EventLine.h"
+#include "store/HistoryDb.h"
+
+namespace halo::launch {
+
+class RunRecorder {
+ public:
+  // history: the run's history, or null (node R > 0 writes none); run_id: its begin_run().
+  RunRecorder(const std::filesystem::path& run_dir, store::HistoryDb* history, int64_t run_id);
+  // One line of global rank `rank`'s stdout: tagged, appended, recorded; an error event
+  // becomes the failure when there is none yet. Returns the tagged line.
+  protocol::EventLine record(int rank, const std::string& line);
+  // A rank exited non-zero (before any stop): the failure (when none yet), then its log's tail.
+  void rank_failed(int rank, int code, const std::string& log_path, const std::string& log_tail);
+  void interrupted();  // the user stopped the run (replaces the failure)
+  const std::string& failure() const { return failure_; }
+  void tick();  // lets the history commit its batch
+  // Closes the run's history row: finished, killed (interrupted) or failed, with the failure.
+  void finish(bool interrupted);
+
+ private:
+  void append(const std::string& text);  // one line of events.jsonl
+  std::ofstream events_;
+  store::HistoryDb* history_;
+  int64_t run_id_;
+  std::string failure_;
+};
+
+}  // namespace halo::launch

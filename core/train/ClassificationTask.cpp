@@ -1,0 +1,48 @@
+// The samples are generated whole on every rank and each sp rank keeps its stripe; the head
+// runs on replicated pooled features, so its weights' gradients are Replicate.
+#include "train/ClassificationTask.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "parallel/ShardedTensor.h"
+#include "util/Error.h"
+
+namespace halo::train {
+
+namespace {
+
+arch::ConvNeXtVariant variant_of(const config::ExperimentConfig& cfg) {
+  auto variant = arch::find_convnext_variant(cfg.model.arch);
+  if (!variant)
+    throw util::Error(fmt::format("model.arch '{}' is unknown", cfg.model.arch),
+                      "choose one of: " + arch::convnext_variant_names());
+  return *variant;
+}
+
+}  // namespace
+
+ClassificationTask::ClassificationTask(const config::ExperimentConfig& cfg, const c10::Device& device)
+    : model_(variant_of(cfg), cfg.model.num_classes, 3, cfg.model.drop_path),
+      data_(cfg.data.views, cfg.data.height, cfg.data.width, cfg.model.num_classes, cfg.train.seed),
+      device_(device),
+      views_(cfg.data.views),
+      height_(cfg.data.height),
+      width_(cfg.data.width) {
+  model_->to(device_);
+}
+
+parallel::GradPlacement ClassificationTask::placement(const std::string& name) const {
+  return model::ConvNeXtImpl::placement(name);
+}
+
+std::map<std::string, at::Tensor> ClassificationTask::losses(int64_t first, int64_t count,
+                                                             std::shared_ptr<parallel::Communicator> sp) {
+  ClassificationSample b = data_.batch(first, count);
+  at::Tensor images = b.images.view({count * views_, 3, height_, width_}).to(device_);      // (N*V, 3, H, W)
+  parallel::ShardedTensor x = parallel::shard_evenly(images, std::move(sp));                // (N*V, 3, H, W/sp)
+  at::Tensor logits = model_->forward(x).view({count, views_, -1}).mean(1).to(at::kFloat);  // (N, classes)
+  return {{"loss", torch::cross_entropy_loss(logits, b.labels.to(device_))}};
+}
+
+}  // namespace halo::train

@@ -1,0 +1,88 @@
+// The launcher's record of a run: each line tagged into events.jsonl and the history, the
+// failure text from the first error event or exit, and the history row closed with it.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "launch/RunRecorder.h"
+#include "protocol/EventLine.h"
+
+namespace halo::launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh(const std::string& tag) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("halo-recorder-" + tag + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<std::string> lines_of(const fs::path& file) {
+  std::vector<std::string> out;
+  std::ifstream in(file);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+TEST(RunRecorder, TagsEveryLineIntoEventsJsonlAndTakesTheFirstError) {
+  const fs::path dir = fresh("lines");
+  RunRecorder rec(dir, nullptr, 0);
+  const double before = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  rec.record(1, R"({"event":"done","rank":-1,"steps":5})");
+  rec.record(0, "plain text from a library");
+  rec.record(1, R"({"event":"error","hint":"free some space","message":"disk full","rank":1})");
+  rec.record(0, R"({"event":"error","hint":"","message":"second","rank":0})");
+  const auto lines = lines_of(dir / "events.jsonl");
+  ASSERT_EQ(lines.size(), 4u);
+  const protocol::EventLine done = protocol::parse_line(lines[0]);
+  EXPECT_EQ(done.rank, 1);
+  ASSERT_TRUE(done.time.has_value());
+  EXPECT_GE(*done.time, before);
+  EXPECT_EQ(std::get<protocol::DoneEvent>(done.event), (protocol::DoneEvent{1, 5}));  // the launcher's rank
+  EXPECT_EQ(std::get<protocol::LogEvent>(protocol::parse_line(lines[1]).event).text, "plain text from a library");
+  EXPECT_EQ(rec.failure(), "rank 1: disk full\n  hint: free some space");
+  rec.rank_failed(1, 1, "/r/rank1.log", "    last line\n");
+  EXPECT_EQ(rec.failure(), "rank 1: disk full\n  hint: free some space\n  rank 1 log (/r/rank1.log):\n    last line\n");
+  rec.interrupted();
+  EXPECT_EQ(rec.failure(), "stopped by the user (Ctrl-C)");
+}
+
+TEST(RunRecorder, AnExitWithoutAnErrorEventIsTheFailure) {
+  const fs::path dir = fresh("exit");
+  RunRecorder rec(dir, nullptr, 0);
+  EXPECT_TRUE(rec.failure().empty());
+  rec.rank_failed(3, 137, "/r/rank3.log", "");
+  EXPECT_EQ(rec.failure(), "rank 3 exited with code 137\n  rank 3 log (/r/rank3.log):\n");
+}
+
+TEST(RunRecorder, RecordsIntoTheHistoryAndClosesTheRun) {
+  const fs::path dir = fresh("history");
+  store::HistoryDb db((dir / "history.db").string(), store::HistoryDb::Mode::Write);
+  const int64_t id = db.begin_run({{"name", "rec"}}, dir.string());
+  {
+    RunRecorder rec(dir, &db, id);
+    rec.record(0, R"({"event":"step","losses":{"loss":null},"rank":0,"step":0})");  // a diverged loss
+    rec.record(0, R"({"event":"step","losses":{"loss":0.5},"rank":0,"step":1})");
+    rec.record(1, R"({"event":"error","message":"boom","rank":1})");
+    rec.finish(false);
+  }
+  const auto run = db.run(id);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->status, store::RunStatus::Failed);
+  EXPECT_EQ(run->exit_reason, "rank 1: boom");
+  EXPECT_EQ(run->steps(), 2);
+  const auto loss = db.metrics(id, "loss");
+  ASSERT_EQ(loss.size(), 2u);
+  EXPECT_FALSE(loss[0].value.has_value());
+  EXPECT_DOUBLE_EQ(*loss[1].value, 0.5);
+  EXPECT_EQ(db.events(id).size(), 1u);
+}
+
+}  // namespace
+}  // namespace halo::launch

@@ -1,0 +1,107 @@
+// Every event of the protocol survives to_json -> text -> parse unchanged, and comes back as
+// its own alternative of Event; tagging a line sets the launcher's rank and time.
+#include <gtest/gtest.h>
+
+#include "protocol/EventLine.h"
+
+namespace halo::protocol {
+namespace {
+
+// Through the text a worker prints and a reader parses.
+template <class T>
+T round_trip(const T& e) {
+  const EventLine back = parse_line(to_line(Event{e}));
+  const T* typed = std::get_if<T>(&back.event);
+  EXPECT_NE(typed, nullptr) << to_line(Event{e}) << " came back as " << name_of(back.event);
+  return typed ? *typed : T{};
+}
+
+TEST(ProtocolRoundTrip, Hello) {
+  const HelloEvent e{3, 4, 12345, "cuda:1", "node-7", 1, 1};
+  EXPECT_EQ(round_trip(e), e);
+}
+
+TEST(ProtocolRoundTrip, Layout) {
+  LayoutEvent e;
+  e.input = {14, 3, 64, 256};
+  e.sp = 2;
+  e.dp = 3;
+  LayoutLayer stem{"stem.0", 4, 4, 0, 1, {}};
+  stem.ranks.push_back({0, {0, 128}, {0, 32}, {14, 40, 16, 32}, 0, 0, 1146880});
+  stem.ranks.push_back({1, {128, 256}, {32, 64}, {14, 40, 16, 32}, 0, 0, 1146880});
+  LayoutLayer dw{"stages.0.blocks.0.conv_dw", 7, 1, 3, 2, {}};
+  dw.ranks.push_back({0, {0, 32}, {0, 32}, {14, 40, 16, 32}, 0, 6, 1146880});
+  dw.ranks.push_back({1, {32, 64}, {32, 64}, {14, 40, 16, 32}, 6, 0, 1146880});
+  e.layers = {stem, dw};
+  EXPECT_EQ(round_trip(e), e);
+}
+
+TEST(ProtocolRoundTrip, Step) {
+  StepEvent e;
+  e.rank = 1;
+  e.step = 41;
+  e.losses = {{"loss", 0.75}, {"loss_lc_cls", 0.125}, {"loss_te_bbox", 2.5}};
+  e.lr = 3e-4;
+  e.grad_norm = 1.5;
+  e.loss_scale = 65536;
+  e.skipped = true;
+  e.time_ms = {10.5, 20.25, 3.125, 1.0, 34.875};
+  e.memory = {1 << 20, 5 << 20, 8 << 20, 9 << 20, 1 << 19};
+  e.samples_per_s = 12.5;
+  EXPECT_EQ(round_trip(e), e);
+  EXPECT_DOUBLE_EQ(e.loss(), 0.75);
+  EXPECT_DOUBLE_EQ(StepEvent{}.loss(), 0.0);
+}
+
+TEST(ProtocolRoundTrip, Eval) {
+  const EvalEvent e{0, 99, 100, "val", 0.25, 0.5, 0.0625, 0.125, 0.3125, 12, "/runs/a/predictions/step-000100.json"};
+  EXPECT_EQ(round_trip(e), e);
+}
+
+TEST(ProtocolRoundTrip, Checkpoint) {
+  const CheckpointEvent e{0, 60, "/runs/a/checkpoints/step-000060.pt", 441471};
+  EXPECT_EQ(round_trip(e), e);
+}
+
+TEST(ProtocolRoundTrip, Error) {
+  const ErrorEvent e{-1, "halo worker needs RANK", "start it with `halo launch`"};
+  EXPECT_EQ(round_trip(e), e);
+  EXPECT_EQ(e.describe(2), "rank 2: halo worker needs RANK\n  hint: start it with `halo launch`");
+  EXPECT_EQ((ErrorEvent{0, "boom", ""}.describe(0)), "rank 0: boom");
+}
+
+TEST(ProtocolRoundTrip, Done) {
+  const DoneEvent e{5, 1000};
+  EXPECT_EQ(round_trip(e), e);
+}
+
+TEST(ProtocolRoundTrip, Log) {
+  const LogEvent e{"W1104 12:00:00 some library's own \"quoted\" output"};
+  EXPECT_EQ(round_trip(e), e);
+}
+
+TEST(ProtocolRoundTrip, TaggedLineCarriesRankAndTimeIntoTheEvent) {
+  const std::string worker = to_line(Event{DoneEvent{-1, 7}});
+  const EventLine tagged = tag_line(worker, 3, 1796121178.1232696);
+  const EventLine back = parse_line(to_line(tagged));
+  EXPECT_EQ(back.rank, 3);
+  ASSERT_TRUE(back.time.has_value());
+  EXPECT_DOUBLE_EQ(*back.time, 1796121178.1232696);
+  ASSERT_TRUE(std::holds_alternative<DoneEvent>(back.event));
+  EXPECT_EQ(std::get<DoneEvent>(back.event), (DoneEvent{3, 7}));
+  EXPECT_FALSE(parse_line(worker).time.has_value());  // a worker's own line has no time
+}
+
+TEST(ProtocolRoundTrip, NamesAreTheWireNames) {
+  EXPECT_EQ(name_of(Event{HelloEvent{}}), "hello");
+  EXPECT_EQ(name_of(Event{LayoutEvent{}}), "layout");
+  EXPECT_EQ(name_of(Event{StepEvent{}}), "step");
+  EXPECT_EQ(name_of(Event{EvalEvent{}}), "eval");
+  EXPECT_EQ(name_of(Event{CheckpointEvent{}}), "checkpoint");
+  EXPECT_EQ(name_of(Event{ErrorEvent{}}), "error");
+  EXPECT_EQ(name_of(Event{DoneEvent{}}), "done");
+  EXPECT_EQ(name_of(Event{LogEvent{}}), "log");
+}
+
+}  // namespace
+}  // namespace halo::protocol
