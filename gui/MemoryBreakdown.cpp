@@ -35,7 +35,13 @@ MemoryBreakdown MemoryBreakdown::measured(const RunModel& run, int rank) {
   if (rank < 0 || static_cast<size_t>(rank) >= run.ranks().size()) return b;
   const RankSeries& s = run.ranks()[static_cast<size_t>(rank)];
   const size_t from = s.mem_peak.size() > 1 ? 1 : 0;
-  for (size_t i = from; i < s.mem_peak.size(); ++i) b.peak = std::max(b.peak, s.mem_peak[i]);
+  for (size_t i = from; i < s.mem_peak.size(); ++i) {
+    b.peak = std::max(b.peak, s.mem_peak[i]);
+    const double start = i < s.mem_step_start.size() ? s.mem_step_start[i] : 0;
+    if (start <= 0 || i == 0) continue;  // step 0 starts before gradients and moments exist
+    b.fixed = std::max(b.fixed.value_or(0), start);
+    b.activations = std::max(b.activations.value_or(0), s.mem_peak[i] - start);
+  }
   return b;
 }
 

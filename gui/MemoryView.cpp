@@ -68,7 +68,7 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   info_ = new QLabel(this);
   info_->setWordWrap(true);
   bars_ = titled_plot(this, tr("Memory per rank: predicted beside measured"), tr("MiB"));
-  timeline_ = titled_plot(this, tr("Live bytes through one step (forward, then backward)"), tr("MiB"));
+  timeline_ = titled_plot(this, tr("Live bytes through one step, predicted (forward, then backward)"), tr("MiB"));
   timeline_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   timeline_->axisRect()->setRangeDrag(Qt::Horizontal);
   timeline_->axisRect()->setRangeZoom(Qt::Horizontal);
@@ -119,7 +119,9 @@ void MemoryView::refresh() {
   info_->setText(!run_ ? tr("No run: launch one, or open one from History.")
                  : !p  ? tr("%1: the planner cannot predict this run's config.").arg(run_->name())
                        : tr("%1 — predicted by core's planner (memory::predict) for the run's own config; measured "
-                            "from its step events (steps after the first).")
+                            "from its step events after the first: the peak, and where they carry memory.step_start "
+                            "the state (weights + gradients + optimizer) and the activations above it. The events "
+                            "carry no samples within a step, so the timeline is the planner's walk only.")
                              .arg(run_->name()));
   draw_bars();
   fill_table();

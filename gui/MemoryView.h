@@ -1,6 +1,6 @@
 // The memory tab: per rank a stacked bar of weights / gradients / optimizer state / saved
 // activations / transient, predicted beside measured with errors over 10 % flagged, and the
-// live bytes through one step (the planner's walk, and the run's own samples when recorded).
+// live bytes through one step as the planner walks it (the events carry no samples within a step).
 #pragma once
 
 #include <QWidget>
@@ -34,7 +34,7 @@ class MemoryView : public QWidget {
   const std::vector<MemoryBreakdown>& measured() const { return measured_; }
   QStringList flagged() const;      // "rank 1 peak: +12.0 %" for every error over 10 %
   QString peak_text() const;        // the timeline's peak mark
-  int timeline_curves() const;      // curves on the timeline (predicted + measured, per rank)
+  int timeline_curves() const;      // curves on the timeline (the prediction, per rank)
 
  private:
   void draw_bars();

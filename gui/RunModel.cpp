@@ -66,6 +66,7 @@ void RunModel::add_step(int r, const protocol::StepEvent& e, double wall) {
   s.mem_peak.push_back(static_cast<double>(m.peak));
   s.mem_reserved.push_back(static_cast<double>(m.reserved));
   s.rss.push_back(static_cast<double>(m.rss));
+  s.mem_step_start.push_back(static_cast<double>(m.step_start));
   s.samples_per_s.push_back(e.samples_per_s);
   ++step_events_;
   if (r != 0) return;

@@ -18,8 +18,14 @@ namespace {
 
 using nlohmann::json;
 
-// A tiny tp2 run whose ranks report `scale` times the predicted peak.
-std::unique_ptr<RunModel> run_at(double scale, memory::Prediction* out = nullptr) {
+double fixed_of(const memory::RankPrediction& r) {
+  return static_cast<double>(r.weights + r.gradients + r.optimizer_state + r.scaler_and_buffers);
+}
+
+// A tiny tp2 run whose ranks report `scale` times the predicted peak; with `fixed_scale`
+// > 0 the steps also report their starting level (memory.step_start) at that times the
+// predicted weights + gradients + optimizer state.
+std::unique_ptr<RunModel> run_at(double scale, memory::Prediction* out = nullptr, double fixed_scale = 0) {
   auto run = std::make_unique<RunModel>();
   const auto cfg = config::parse_experiment(testing::tiny_experiment(5)).config;
   run->set_config(config::to_json(cfg));
@@ -32,7 +38,10 @@ std::unique_ptr<RunModel> run_at(double scale, memory::Prediction* out = nullptr
                          {"rank", r},
                          {"step", s},
                          {"losses", {{"loss", 1.0}}},
-                         {"memory", {{"current", 1000}, {"peak", scale * static_cast<double>(p->ranks[r].peak)}}}}
+                         {"memory",
+                          {{"current", 1000},
+                           {"peak", scale * static_cast<double>(p->ranks[r].peak)},
+                           {"step_start", static_cast<int64_t>(fixed_scale * fixed_of(p->ranks[r]))}}}}
                         .dump());
   return run;
 }
@@ -64,6 +73,26 @@ TEST(MemoryView, ErrorsOverTenPercentAreFlagged) {
   ASSERT_FALSE(errs.empty());
   EXPECT_NEAR(errs.back().relative, 0.2, 1e-9);
   EXPECT_TRUE(errs.back().flagged);
+}
+
+TEST(MemoryView, StepStartSplitsTheMeasuredBarIntoStateAndActivations) {
+  memory::Prediction p;
+  auto run = run_at(1.0, &p, 1.5);  // the state 50 % above the prediction
+  MemoryView v;
+  v.set_run(run.get());
+  const MemoryBreakdown& m = v.measured()[0];
+  ASSERT_TRUE(m.fixed.has_value());
+  EXPECT_NEAR(*m.fixed, 1.5 * fixed_of(p.ranks[0]), 1.0);
+  ASSERT_TRUE(m.activations.has_value());
+  EXPECT_NEAR(*m.activations, static_cast<double>(p.ranks[0].peak) - *m.fixed, 1.0);
+  bool state_flagged = false;
+  for (const QString& f : v.flagged()) state_flagged = state_flagged || f.contains("weights + gradients");
+  EXPECT_TRUE(state_flagged) << v.flagged().join("; ").toStdString();
+  // Step 0 (no gradients, no moments yet) is left out: a run of one step has no split.
+  auto one = std::make_unique<RunModel>();
+  one->set_config(run->config());
+  one->add_line(json{{"event", "step"}, {"rank", 0}, {"step", 0}, {"memory", {{"peak", 100}, {"step_start", 10}}}}.dump());
+  EXPECT_FALSE(MemoryBreakdown::measured(*one, 0).fixed.has_value());
 }
 
 TEST(MemoryView, TimelineHasEachRankAndMarksThePeak) {

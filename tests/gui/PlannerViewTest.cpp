@@ -54,8 +54,12 @@ TEST(PlannerView, TheBudgetSliderChangesWhatFits) {
   v.set_budget_bytes(v.plan()->rows[*v.plan()->recommended].reserved * 9 / 10);
   ASSERT_TRUE(v.plan());
   for (const auto& row : v.plan()->rows)
-    if (row.problem.empty()) EXPECT_EQ(row.fits, row.reserved <= v.plan()->budget) << row.label;
-  if (v.plan()->recommended) EXPECT_NE(v.plan()->rows[*v.plan()->recommended].label, roomy);
+    if (row.problem.empty()) {
+      EXPECT_EQ(row.fits, row.reserved <= v.plan()->budget) << row.label;
+    }
+  if (v.plan()->recommended) {
+    EXPECT_NE(v.plan()->rows[*v.plan()->recommended].label, roomy);
+  }
   v.budget_slider()->setValue(0);  // 64 MiB: nothing of quickstart fits
   v.replan();
   EXPECT_FALSE(v.plan()->recommended);

@@ -1,5 +1,5 @@
-// `make screenshots`: runs a tiny experiment and a four-strategy sweep through the real
-// launcher, loads them into the workbench offscreen, and writes each view as a PNG.
+// `make screenshots`: runs a tiny experiment, a four-strategy sweep and a small OpenLane-V2 run through the
+// real launcher, loads them into the workbench offscreen, and writes each view (every tab) as a PNG.
 #include <QApplication>
 #include <QDir>
 #include <QEventLoop>
@@ -8,11 +8,15 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <fstream>
 
 #include "ExportDialog.h"
 #include "GuiTestSupport.h"
 #include "HistoryView.h"
 #include "LivePlots.h"
+#include "MemoryView.h"
+#include "PlannerView.h"
+#include "LayoutView.h"
 #include "MainWindow.h"
 #include "RunController.h"
 #include "RunModel.h"
@@ -45,13 +49,45 @@ bool save(QWidget* w, const QString& dir, const QString& name) {
   return ok;
 }
 
+// Where the shots go; a run through the real launcher that must finish.
+struct Shots {
+  QString out;
+  bool ok = true;
+  void take(QWidget* w, const QString& name) { ok &= save(w, out, name); }
+};
+
+bool run_to_end(MainWindow& w, const nlohmann::json& experiment) {
+  w.setup()->set_experiment(experiment);
+  w.launch(w.setup()->experiment());
+  if (wait(w.controller(), &RunController::finished, 300000) &&
+      w.controller()->state() == RunController::State::Finished)
+    return true;
+  std::fprintf(stderr, "the run did not finish: %s\n", w.controller()->failure().toLocal8Bit().constData());
+  return false;
+}
+
+// The OpenLane-V2 baseline on synthetic frames, small: a live panel per loss term.
+nlohmann::json small_openlane() {
+  std::ifstream in(HALO_SOURCE_DIR "/experiments/openlanev2_baseline.json");
+  nlohmann::json e = nlohmann::json::parse(in);
+  e["model"]["arch"] = "convnext_test";
+  e["model"]["dim"] = 16;
+  e["data"]["views"] = 2;
+  e["data"]["height"] = 64;
+  e["data"]["width"] = 128;
+  e["data"]["workers"] = 0;
+  e["schedule"]["steps"] = 12;
+  e["schedule"]["warmup_steps"] = 2;
+  return e;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
-  const QString out = argc > 1 ? QString(argv[1]) : QString("build/screenshots");
-  QDir().mkpath(out);
+  Shots shots{argc > 1 ? QString(argv[1]) : QString("build/screenshots")};
+  QDir().mkpath(shots.out);
   const QString work = halo::testing::gui_fresh_dir("screenshots");
   MainWindow w;
   w.interactive = false;
@@ -59,39 +95,43 @@ int main(int argc, char** argv) {
   w.db_path = QDir(work).filePath("history.db");
   w.resize(1500, 950);
   w.show();
-  bool ok = true;
 
   w.load_experiment(QDir(HALO_SOURCE_DIR "/experiments").filePath("quickstart.json"));
-  ok &= save(&w, out, "1-setup");
+  shots.take(&w, "1-setup");
+  w.tabs()->setCurrentWidget(w.planner());
+  w.planner()->replan();
+  shots.take(&w, "2-planner");
 
   nlohmann::json tiny = halo::testing::tiny_experiment(40);
   tiny["name"] = "screenshot";
   tiny["data"]["width"] = 256;
-  w.setup()->set_experiment(tiny);
-  w.launch(w.setup()->experiment());
-  if (!wait(w.controller(), &RunController::finished, 300000) ||
-      w.controller()->state() != RunController::State::Finished) {
-    std::fprintf(stderr, "the run did not finish: %s\n", w.controller()->failure().toLocal8Bit().constData());
-    return 1;
-  }
+  if (!run_to_end(w, tiny)) return 1;
   const QString run_dir = w.controller()->run_dir();
   w.live()->refresh();
-  w.tabs()->setCurrentIndex(1);
-  ok &= save(&w, out, "2-live");
-  w.tabs()->setCurrentIndex(2);
-  ok &= save(&w, out, "3-layout");
+  w.tabs()->setCurrentWidget(w.live());
+  shots.take(&w, "3-live");
+  w.tabs()->setCurrentWidget(w.memory_view());
+  w.memory_view()->refresh();
+  shots.take(&w, "4-memory");
+  w.tabs()->setCurrentWidget(w.layout_view());
+  shots.take(&w, "5-layout");
 
   tiny["schedule"]["steps"] = 6;
   w.strategies()->start_sweep(tiny, w.runs_root, w.db_path);
   if (!wait(w.strategies(), &StrategyView::sweepFinished, 600000))
-    std::fprintf(stderr, "sweep did not finish\n"), ok = false;
-  w.tabs()->setCurrentIndex(3);
-  ok &= save(&w, out, "4-strategies");
+    std::fprintf(stderr, "sweep did not finish\n"), shots.ok = false;
+  w.tabs()->setCurrentWidget(w.strategies());
+  shots.take(&w, "6-strategies");
+
+  if (!run_to_end(w, small_openlane())) return 1;
+  w.live()->refresh();
+  w.tabs()->setCurrentWidget(w.live());
+  shots.take(&w, "7-live-openlanev2");
 
   w.history()->refresh();
   w.history()->table()->selectRow(0);
-  w.tabs()->setCurrentIndex(4);
-  ok &= save(&w, out, "5-history");
+  w.tabs()->setCurrentWidget(w.history());
+  shots.take(&w, "8-history");
 
   w.open_run(run_dir);
   QStringList others;
@@ -99,13 +139,13 @@ int main(int argc, char** argv) {
   w.overlay_runs(others);
   w.live()->set_axis(LivePlots::Axis::RelativeTime);
   w.live()->refresh();
-  ok &= save(&w, out, "6-live-relative-time");
+  shots.take(&w, "9-live-overlays");
 
   ExportDialog d(run_dir);
   d.db_path = w.db_path;
   d.show();
   d.start_export();
-  if (!wait(&d, &ExportDialog::exported, 120000)) ok = false;
-  ok &= save(&d, out, "7-export");
-  return ok ? 0 : 1;
+  if (!wait(&d, &ExportDialog::exported, 120000)) shots.ok = false;
+  shots.take(&d, "10-export");
+  return shots.ok ? 0 : 1;
 }
