@@ -111,7 +111,8 @@ PlannerView::PlannerView(QWidget* parent) : QWidget(parent) {
   connect(devices_, &QLineEdit::textChanged, this, [this] { timer_->start(); });
   connect(budget_, &QSlider::valueChanged, this, [this](int v) {
     budget_set_ = true;
-    budget_label_->setText(LayoutView::bytes_text(static_cast<double>(slider_bytes(v))));
+    budget_bytes_ = slider_bytes(v);
+    budget_label_->setText(LayoutView::bytes_text(static_cast<double>(budget_bytes_)));
     timer_->start();
   });
   connect(use_, &QPushButton::clicked, this, [this] { emit_row(false); });
@@ -140,12 +141,17 @@ void PlannerView::set_device_kind(const QString& kind) {
 }
 
 void PlannerView::set_budget_bytes(int64_t bytes) {
-  budget_->setValue(slider_pos(bytes));
+  {
+    const QSignalBlocker block(budget_);
+    budget_->setValue(slider_pos(bytes));
+  }
+  budget_bytes_ = bytes;
+  budget_label_->setText(LayoutView::bytes_text(static_cast<double>(bytes)));
   budget_set_ = true;
   replan();
 }
 
-int64_t PlannerView::budget_bytes() const { return slider_bytes(budget_->value()); }
+int64_t PlannerView::budget_bytes() const { return budget_bytes_; }
 
 QString PlannerView::problem_text() const { return plan_ ? QString() : summary_->text(); }
 
@@ -164,7 +170,8 @@ void PlannerView::replan() {
     for (int d : counts) most = std::max(most, d);
     const int64_t ram = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
     const QSignalBlocker block(budget_);
-    budget_->setValue(slider_pos(cuda ? int64_t{80} << 30 : ram / most));
+    budget_bytes_ = cuda ? int64_t{80} << 30 : ram / most;
+    budget_->setValue(slider_pos(budget_bytes_));
     budget_label_->setText(LayoutView::bytes_text(static_cast<double>(budget_bytes())));
   }
   if (!parsed.problems.empty()) {
@@ -184,8 +191,8 @@ void PlannerView::replan() {
 }
 
 void PlannerView::fill_table() {
+  shown_.clear();  // first: emptying the table moves the current cell, which redraws the bars
   table_->setRowCount(0);
-  shown_.clear();
   if (!plan_) return draw_bars();
   const memory::PlanResult& r = *plan_;
   const bool cuda = kind_->currentText() == "cuda";

@@ -40,6 +40,7 @@ json* at_path(json& root, const QString& path, bool create) {
   json* node = &root;
   for (const QString& part : path.split('.')) {
     const std::string key = part.toStdString();
+    if (create && node->is_null()) *node = json::object();  // a section the file left out
     if (!node->is_object()) return nullptr;
     if (!node->contains(key)) {
       if (!create) return nullptr;
@@ -191,16 +192,19 @@ void SetupForm::build() {
     if (f.path == "run_dir") continue;  // a new run gets its own folder
     QFormLayout* form = section_form(f.section(), grid);
     QWidget* w = field_widget(f);
-    rows_[QString::fromStdString(f.path)] = form;
     if (f.path != "data.root") {
       form->addRow(label_of(f), w);
+      rows_[QString::fromStdString(f.path)] = Row{form, w};
       continue;
     }
-    auto* row = new QHBoxLayout;
+    auto* box = new QWidget(this);
+    auto* row = new QHBoxLayout(box);
+    row->setContentsMargins(0, 0, 0, 0);
     row->addWidget(w, 1);
-    browse_ = new QPushButton(tr("Browse…"), this);
+    browse_ = new QPushButton(tr("Browse…"), box);
     row->addWidget(browse_);
-    form->addRow(label_of(f), row);
+    form->addRow(label_of(f), box);
+    rows_[QString::fromStdString(f.path)] = Row{form, box};
   }
   devices_ = new QLabel(this);
   devices_->setWordWrap(true);
@@ -284,11 +288,10 @@ QComboBox* SetupForm::combo(const QString& path) const { return widget_as<QCombo
 QCheckBox* SetupForm::check(const QString& path) const { return widget_as<QCheckBox>(fields_, path); }
 
 bool SetupForm::row_visible(const QString& path) const {
-  auto w = fields_.find(path);
-  auto form = rows_.find(path);
-  if (w == fields_.end() || form == rows_.end()) return false;
-  QGroupBox* box = qobject_cast<QGroupBox*>(form->second->parentWidget());
-  return form->second->isRowVisible(w->second) && (!box || !box->isHidden());
+  auto row = rows_.find(path);
+  if (row == rows_.end()) return false;
+  QGroupBox* box = qobject_cast<QGroupBox*>(row->second.form->parentWidget());
+  return row->second.form->isRowVisible(row->second.widget) && (!box || !box->isHidden());
 }
 
 void SetupForm::set_experiment(const json& experiment, const QString& source) {
@@ -371,15 +374,14 @@ QString SetupForm::problems_text() const { return valid_ ? QString() : problems_
 void SetupForm::show_task_fields() {
   const auto task = config::from_string<config::Task>(combo("task")->currentText().toStdString());
   for (const FieldInfo& f : config::field_list()) {
-    auto w = fields_.find(QString::fromStdString(f.path));
-    auto form = rows_.find(QString::fromStdString(f.path));
-    if (w == fields_.end() || form == rows_.end()) continue;
-    form->second->setRowVisible(w->second, !f.task || !task || *f.task == *task);
+    auto row = rows_.find(QString::fromStdString(f.path));
+    if (row == rows_.end()) continue;
+    row->second.form->setRowVisible(row->second.widget, !f.task || !task || *f.task == *task);
   }
   for (auto& [title, box] : groups_) {
     bool any = false;
-    for (auto& [path, form] : rows_)
-      if (form == forms_[title] && form->isRowVisible(fields_[path])) any = true;
+    for (auto& [path, row] : rows_)
+      if (row.form == forms_[title] && row.form->isRowVisible(row.widget)) any = true;
     box->setVisible(any || title == group_of("parallel").title);
   }
   const bool files = combo("data.source")->currentText().toStdString() ==

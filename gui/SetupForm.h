@@ -74,7 +74,11 @@ class SetupForm : public QWidget {
 
   nlohmann::json base_;  // the loaded file: fields the form has no widget for survive
   std::map<QString, QWidget*> fields_;
-  std::map<QString, QFormLayout*> rows_;  // the form each field's row is in
+  struct Row {
+    QFormLayout* form;  // the form the field's row is in
+    QWidget* widget;    // the row's field: the field itself, or the box holding it and its button
+  };
+  std::map<QString, Row> rows_;
   std::map<std::string, QFormLayout*> forms_;
   std::map<std::string, QGroupBox*> groups_;
   QComboBox* presets_ = nullptr;
