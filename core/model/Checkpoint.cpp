@@ -3,6 +3,7 @@
 #include "model/Checkpoint.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 #ifdef HALO_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -37,6 +38,34 @@ struct SegmentCapsule : torch::CustomClassHolder {
   at::Tensor cpu_rng;
   bool cuda = false;
   at::Tensor cuda_rng;
+  // The forward's autocast state, re-entered for the recompute (as torch.utils.checkpoint
+  // does): the backward runs after the trainer's autocast scope has ended.
+  bool autocast = false;
+  at::ScalarType autocast_dtype = at::kFloat;
+};
+
+// Autocast on `device` as the segment's forward had it, for the recompute's scope.
+class RecomputeAutocast {
+ public:
+  RecomputeAutocast(c10::DeviceType device, bool on, at::ScalarType dtype)
+      : device_(device),
+        was_on_(at::autocast::is_autocast_enabled(device)),
+        was_dtype_(at::autocast::get_autocast_dtype(device)) {
+    at::autocast::set_autocast_enabled(device_, on);
+    at::autocast::set_autocast_dtype(device_, dtype);
+  }
+  ~RecomputeAutocast() {
+    at::autocast::set_autocast_enabled(device_, was_on_);
+    at::autocast::set_autocast_dtype(device_, was_dtype_);
+    if (!at::autocast::is_autocast_enabled(device_)) at::autocast::clear_cache();
+  }
+  RecomputeAutocast(const RecomputeAutocast&) = delete;
+  RecomputeAutocast& operator=(const RecomputeAutocast&) = delete;
+
+ private:
+  c10::DeviceType device_;
+  bool was_on_;
+  at::ScalarType was_dtype_;
 };
 
 class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
@@ -51,6 +80,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
       cap->cuda_rng = g.get_state();
     }
 #endif
+    cap->autocast = at::autocast::is_autocast_enabled(x.device().type());
+    cap->autocast_dtype = at::autocast::get_autocast_dtype(x.device().type());
     parallel::ShardedTensor y = cap->segment({x, cap->part, cap->group});  // grad mode is off here
     cap->out_part = y.part;
     ctx->save_for_backward({x});
@@ -76,6 +107,7 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     at::Tensor y;
     {
       at::AutoGradMode enable(true);
+      const RecomputeAutocast autocast(x.device().type(), cap->autocast, cap->autocast_dtype);
       y = cap->segment({x, cap->part, cap->group}).local;
     }
     cpu_gen.set_state(cpu_now);
