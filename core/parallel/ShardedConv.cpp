@@ -3,8 +3,6 @@
 // owners while the weight gradient is computed.
 #include "parallel/ShardedConv.h"
 
-#include <optional>
-
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
@@ -92,21 +90,6 @@ class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction
   }
 };
 
-// The plain-LibTorch padding along W when this rank exchanges nothing (world size 1, or a
-// patchify conv whose stripes line up): at::conv2d with that padding computes exactly the plan's
-// outputs, with LibTorch's own autograd (no copies, one fused backward). nullopt otherwise.
-std::optional<int64_t> plain_padding(const shard::HaloPlan& plan, const shard::Window& win) {
-  if (!plan.sends.empty()) return std::nullopt;
-  for (const shard::Piece& p : plan.pieces)
-    if (p.source == shard::Piece::Source::Peer) return std::nullopt;
-  const int64_t pad = plan.halo_left();
-  if (pad < 0 || pad != win.padding * (plan.owned.begin == 0 ? 1 : 0)) return std::nullopt;
-  if (plan.outputs.begin * win.stride - win.padding != plan.needed.begin) return std::nullopt;
-  const int64_t span = plan.owned.size() + 2 * pad - win.reach();
-  if (span < 0 || span / win.stride + 1 != plan.outputs.size()) return std::nullopt;
-  return pad;
-}
-
 }  // namespace
 
 ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, const at::Tensor& bias,
@@ -114,12 +97,6 @@ ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, c
   const shard::Window win = spec.along_w();
   shard::HaloPlan plan = shard::make_halo_plan(x.part, win, x.rank(), "conv2d");
   shard::Partition out = shard::output_partition(x.part, win);
-  if (const auto pad = plain_padding(plan, win)) {
-    // Autocast, if on, casts inside at::conv2d as it does for any conv.
-    at::Tensor y = at::conv2d(x.local, weight, bias, {spec.stride[0], spec.stride[1]}, {spec.padding[0], *pad},
-                              {spec.dilation[0], spec.dilation[1]}, spec.groups);  // (B, Cout, H', W'/world)
-    return {y, std::move(out), x.group};
-  }
   auto cap = c10::make_intrusive<ConvCapsule>(std::move(plan), x.group, spec, opts.overlap);
   at::Tensor in = x.local, w = weight, b = bias;
   // Autocast: cast outside the autograd function (differentiably), as autocast would for conv2d.
