@@ -10,6 +10,8 @@
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #endif
 
+#include "model/AutocastScope.h"
+
 namespace halo::model {
 
 const char* to_string(CheckpointLevel l) {
@@ -42,30 +44,6 @@ struct SegmentCapsule : torch::CustomClassHolder {
   // does): the backward runs after the trainer's autocast scope has ended.
   bool autocast = false;
   at::ScalarType autocast_dtype = at::kFloat;
-};
-
-// Autocast on `device` as the segment's forward had it, for the recompute's scope.
-class RecomputeAutocast {
- public:
-  RecomputeAutocast(c10::DeviceType device, bool on, at::ScalarType dtype)
-      : device_(device),
-        was_on_(at::autocast::is_autocast_enabled(device)),
-        was_dtype_(at::autocast::get_autocast_dtype(device)) {
-    at::autocast::set_autocast_enabled(device_, on);
-    at::autocast::set_autocast_dtype(device_, dtype);
-  }
-  ~RecomputeAutocast() {
-    at::autocast::set_autocast_enabled(device_, was_on_);
-    at::autocast::set_autocast_dtype(device_, was_dtype_);
-    if (!at::autocast::is_autocast_enabled(device_)) at::autocast::clear_cache();
-  }
-  RecomputeAutocast(const RecomputeAutocast&) = delete;
-  RecomputeAutocast& operator=(const RecomputeAutocast&) = delete;
-
- private:
-  c10::DeviceType device_;
-  bool was_on_;
-  at::ScalarType was_dtype_;
 };
 
 class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
@@ -107,7 +85,7 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     at::Tensor y;
     {
       at::AutoGradMode enable(true);
-      const RecomputeAutocast autocast(x.device().type(), cap->autocast, cap->autocast_dtype);
+      const AutocastScope autocast(x.device().type(), cap->autocast, cap->autocast_dtype);
       y = cap->segment({x, cap->part, cap->group}).local;
     }
     cpu_gen.set_state(cpu_now);
