@@ -49,7 +49,8 @@ package: deps
 
 test-asan: deps
 	cmake --preset asan >/dev/null
-	cmake --build --preset asan -j $(JOBS) --target asan_canary $(ASAN_TESTS)
+	cmake --build --preset asan -j $(JOBS) --target asan_canary $(ASAN_TESTS) || \
+	  { echo "test-asan: the build failed; disk and memory now:"; df -h .; free -m; exit 1; }
 	packaging/run-asan-tests.sh build-asan $(ASAN_TESTS)
 
 # The GPU check (docs/guide/gpu-check.md). gpu-bundle: the headers and libraries the GPU machine

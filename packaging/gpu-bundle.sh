@@ -67,10 +67,10 @@ fi
 rm -rf "${r:?}/share/doc" "${r:?}/share/man" "${r:?}/share/lintian" "${r:?}/src" "${r:?}/bin" "${r:?}/lib/ssl" "$stage/root/etc" \
   "$r/lib/$arch/pkgconfig" "$r/share/pkgconfig"
 find "$r/lib" -name '*.a' ! -name 'libgtest*.a' ! -name 'libgmock*.a' -delete
-# fmt and spdlog serve as CMake packages only. Their headers would come before LibTorch's on
+# fmt serves as a CMake package only. Its headers would come before LibTorch's on
 # the include path, and Debian's fmt 9 would shadow the fmt 12 that LibTorch and Halo include
 # (on Debian /usr/include comes last, after LibTorch's).
-rm -rf "$r/include/fmt" "$r/include/spdlog"
+rm -rf "$r/include/fmt"
 python3 "$tool" stubs "$r/lib/$arch" "${stubs[@]}"
 python3 "$tool" prune "$r/lib/$arch"
 rm -rf "$r/lib/$arch/engines-3" "$r/lib/$arch/ossl-modules"  # OpenSSL's loadable providers: SHA-256 needs none

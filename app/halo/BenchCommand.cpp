@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "BenchStepCommand.h"
 #include "Commands.h"
 #include "launch/CommBench.h"
 #include "launch/MemoryBench.h"
@@ -55,8 +56,9 @@ void print(const launch::CommBenchReport& r, bool json) {
 }  // namespace
 
 void add_bench_commands(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Benchmarks: comm, memory, store (tables or --json)");
+  auto* bench = app.add_subcommand("bench", "Benchmarks: step, comm, memory, store (tables or --json)");
   bench->require_subcommand(1);
+  add_bench_step_command(bench);
 
   struct Args {
     launch::CommBenchOptions o;

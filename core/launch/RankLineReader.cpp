@@ -40,7 +40,7 @@ void RankLineReader::drain(int rank, std::chrono::milliseconds timeout, const Li
   const size_t k = static_cast<size_t>(rank);
   const auto until = std::chrono::steady_clock::now() + timeout;
   while (open_.at(k)) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
     if (left.count() <= 0) return;
     pollfd fd{fds_[k], POLLIN, 0};
     if (::poll(&fd, 1, static_cast<int>(left.count())) > 0) read(k, on_line);

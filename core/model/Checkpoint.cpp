@@ -3,11 +3,14 @@
 #include "model/Checkpoint.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 #ifdef HALO_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #endif
+
+#include "model/AutocastScope.h"
 
 namespace halo::model {
 
@@ -37,6 +40,10 @@ struct SegmentCapsule : torch::CustomClassHolder {
   at::Tensor cpu_rng;
   bool cuda = false;
   at::Tensor cuda_rng;
+  // The forward's autocast state, re-entered for the recompute (as torch.utils.checkpoint
+  // does): the backward runs after the trainer's autocast scope has ended.
+  bool autocast = false;
+  at::ScalarType autocast_dtype = at::kFloat;
 };
 
 class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
@@ -51,6 +58,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
       cap->cuda_rng = g.get_state();
     }
 #endif
+    cap->autocast = at::autocast::is_autocast_enabled(x.device().type());
+    cap->autocast_dtype = at::autocast::get_autocast_dtype(x.device().type());
     parallel::ShardedTensor y = cap->segment({x, cap->part, cap->group});  // grad mode is off here
     cap->out_part = y.part;
     ctx->save_for_backward({x});
@@ -76,6 +85,7 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     at::Tensor y;
     {
       at::AutoGradMode enable(true);
+      const AutocastScope autocast(x.device().type(), cap->autocast, cap->autocast_dtype);
       y = cap->segment({x, cap->part, cap->group}).local;
     }
     cpu_gen.set_state(cpu_now);

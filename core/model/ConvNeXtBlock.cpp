@@ -30,6 +30,11 @@ torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
   return at::linear(at::gelu(at::linear(x, fc1_weight, fc1_bias)), fc2_weight, fc2_bias);
 }
 
+torch::Tensor MlpImpl::forward_last(const torch::Tensor& x) {
+  const auto w1 = fc1_weight.flatten(1), w2 = fc2_weight.flatten(1);  // (hidden, C), (C, hidden)
+  return at::linear(at::gelu(at::linear(x, w1, fc1_bias)), w2, fc2_bias);
+}
+
 ConvNeXtBlockImpl::ConvNeXtBlockImpl(const arch::Layer& layer, double ls_init, double drop_path)
     : conv_mlp_(!layer.conv("mlp.fc1").linear), drop_path_(drop_path) {
   const arch::Conv& dw = layer.conv("conv_dw");
@@ -46,11 +51,8 @@ ConvNeXtBlockImpl::ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps
 
 parallel::ShardedTensor ConvNeXtBlockImpl::forward(const parallel::ShardedTensor& x) {
   torch::Tensor y = conv_dw->forward(x).local;  // (B, C, H, W/world)
-  if (conv_mlp_) {
-    y = mlp->forward(norm->forward(y));
-  } else {
-    y = mlp->forward(norm->forward_last(y.permute({0, 2, 3, 1}))).permute({0, 3, 1, 2});
-  }
+  // Per pixel in (B, H, W/world, C), for either MLP style (1x1 convs run as Linear: faster on CPU).
+  y = mlp->forward_last(norm->forward_last(y.permute({0, 2, 3, 1}))).permute({0, 3, 1, 2});
   y = y * gamma.view({1, -1, 1, 1});
   if (is_training() && drop_path_ > 0) {
     // One draw per sample from the default generator: every sp rank of a group is seeded

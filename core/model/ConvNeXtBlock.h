@@ -19,6 +19,9 @@ class MlpImpl : public torch::nn::Module {
  public:
   MlpImpl(int64_t channels, int64_t hidden, bool conv);
   torch::Tensor forward(const torch::Tensor& x);  // conv: (B, C, H, W); else (B, H, W, C)
+  // (B, H, W, C) in either style: a 1x1 conv is a Linear over the channels of each pixel, so
+  // its weight (out, in, 1, 1) is used as (out, in); the same result, a faster kernel on CPU.
+  torch::Tensor forward_last(const torch::Tensor& x);
 
   torch::Tensor fc1_weight, fc1_bias, fc2_weight, fc2_bias;
 

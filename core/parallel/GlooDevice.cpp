@@ -94,8 +94,7 @@ std::vector<std::shared_ptr<gloo::transport::Device>> make_gloo_devices(const Gl
   std::vector<std::shared_ptr<gloo::transport::Device>> out;
   try {
     if (choice.interfaces.empty()) out.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(choice.address));
-    for (const auto& name : choice.interfaces)
-      out.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
+    for (const auto& name : choice.interfaces) out.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
   } catch (const std::exception& e) {
     throw util::Error(fmt::format("cannot bind Gloo to {}: {}", choice.describe(), e.what()),
                       "name an interface with an IPv4 or IPv6 address in GLOO_SOCKET_IFNAME (see `ip -br addr`)");

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <optional>
 
-#include <ATen/autocast_mode.h>
 #include <fmt/format.h>
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +16,7 @@
 
 #include "io/AtomicFile.h"
 #include "io/TorchArchive.h"
+#include "model/AutocastScope.h"
 #include "model/ConvNeXt.h"
 #include "parallel/GradSync.h"
 #include "parallel/Mesh.h"
@@ -38,28 +38,6 @@ namespace {
 double ms(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
-
-// Autocast to `dtype` on `device` for one scope (off for float32); its cast cache is
-// cleared when the scope ends.
-class AutocastScope {
- public:
-  AutocastScope(c10::DeviceType device, at::ScalarType dtype)
-      : device_(device), previous_(at::autocast::is_autocast_enabled(device)) {
-    const bool on = dtype != at::kFloat;
-    at::autocast::set_autocast_enabled(device_, on);
-    if (on) at::autocast::set_autocast_dtype(device_, dtype);
-  }
-  ~AutocastScope() {
-    at::autocast::set_autocast_enabled(device_, previous_);
-    at::autocast::clear_cache();
-  }
-  AutocastScope(const AutocastScope&) = delete;
-  AutocastScope& operator=(const AutocastScope&) = delete;
-
- private:
-  c10::DeviceType device_;
-  bool previous_;
-};
 
 torch::Device device_of(const config::ExperimentConfig& cfg, const parallel::Mesh& mesh) {
   if (cfg.parallel.device != config::Device::Cuda) return torch::kCPU;
@@ -182,7 +160,7 @@ std::map<std::string, at::Tensor> Trainer::forward(int micro) {
   torch::manual_seed(cfg_.train.seed * 1000003ULL + static_cast<uint64_t>(n * 4099) +
                      static_cast<uint64_t>(mesh_->dp_index()));
   const int64_t first = (n * mesh_->shape().dp + mesh_->dp_index()) * cfg_.data.batch;
-  const AutocastScope autocast(s_->device.type(), s_->autocast);
+  const model::AutocastScope autocast(s_->device.type(), s_->autocast != at::kFloat, s_->autocast);
   return s_->task->losses(first, cfg_.data.batch, mesh_->sp_ptr());
 }
 

@@ -2,7 +2,7 @@
 // that includes every third-party header the headless build uses and calls every library it
 // links, compiled and linked against .gpu-bundle only (the script checks from the compiler's
 // dependency file and from ldd that nothing came from /usr). Prints one line per check.
-// fmt and spdlog are there as CMake packages only: Halo includes LibTorch's own fmt headers.
+// fmt is there as a CMake package only: Halo includes LibTorch's own fmt headers.
 #include <openssl/evp.h>
 #include <sqlite3.h>
 

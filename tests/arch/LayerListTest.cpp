@@ -130,7 +130,8 @@ TEST_P(EveryVariant, WindowsAreTheConvsThatReadAcrossW) {
 
 TEST_P(EveryVariant, MlpStyleDecidesTheFcShapes) {
   const ConvNeXtVariant v = variant();
-  const Layer& block = convnext_layers(v)[1];
+  const LayerList layers = convnext_layers(v);  // keep the list alive: block refers into it
+  const Layer& block = layers[1];
   const int64_t d = v.dims[0];
   const std::vector<int64_t> fc1 = v.conv_mlp ? std::vector<int64_t>{4 * d, d, 1, 1} : std::vector<int64_t>{4 * d, d};
   EXPECT_EQ(block.conv("mlp.fc1").weight_shape(), fc1);

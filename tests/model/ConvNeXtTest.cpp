@@ -2,9 +2,11 @@
 // list the model is built from, and the layer windows the pre-launch check walks.
 #include <gtest/gtest.h>
 
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include "model/ConvNeXt.h"
+#include "parallel/Communicator.h"
 
 namespace halo::model {
 namespace {
@@ -129,6 +131,53 @@ TEST(ConvNeXt, LayoutIsTheListsShapes) {
   }
   EXPECT_EQ(layout.back().height, 2);
   EXPECT_EQ(layout.back().out.global_width(), 256 / 32);
+}
+
+}  // namespace
+}  // namespace halo::model
+
+namespace halo::model {
+namespace {
+
+// Checkpointed segments recompute under the forward's autocast (the backward runs after the
+// trainer's autocast scope has ended): bf16 with checkpointing gives the same loss and
+// gradients as bf16 without, and the next forward sees no stale cast weights.
+TEST(ConvNeXt, CheckpointRecomputesUnderTheForwardsAutocast) {
+  const auto v = *arch::find_convnext_variant("convnext_test");
+  torch::manual_seed(1);
+  const at::Tensor images = torch::randn({2, 3, 32, 64});
+  auto grads_of = [&](CheckpointLevel level) {
+    torch::manual_seed(5);
+    ConvNeXt net(v, 4);
+    net->set_checkpoint(level);
+    std::vector<double> losses;
+    for (int step = 0; step < 2; ++step) {
+      at::Tensor loss;
+      {
+        at::autocast::set_autocast_enabled(at::kCPU, true);
+        at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+        parallel::ShardedTensor x{images, shard::even_partition(64, 1), parallel::Communicator::solo()};
+        loss = torch::cross_entropy_loss(net->forward(x).to(at::kFloat), torch::zeros({2}, torch::kLong));
+        at::autocast::set_autocast_enabled(at::kCPU, false);
+        at::autocast::clear_cache();
+      }
+      loss.backward();
+      losses.push_back(loss.item<double>());
+      torch::NoGradGuard no_grad;
+      for (auto& p : net->parameters()) p.sub_(p.grad() * 0.1);  // weights change between steps
+    }
+    std::vector<at::Tensor> g;
+    for (const auto& p : net->parameters()) g.push_back(p.grad().clone());
+    return std::make_pair(losses, g);
+  };
+  const auto plain = grads_of(CheckpointLevel::None);
+  for (CheckpointLevel level : {CheckpointLevel::Block, CheckpointLevel::Stage}) {
+    const auto ckpt = grads_of(level);
+    EXPECT_EQ(ckpt.first, plain.first) << to_string(level);
+    ASSERT_EQ(ckpt.second.size(), plain.second.size());
+    for (size_t i = 0; i < plain.second.size(); ++i)
+      EXPECT_TRUE(torch::equal(ckpt.second[i], plain.second[i])) << to_string(level) << " parameter " << i;
+  }
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // when set, else the address that routes to MASTER_ADDR; bad names are errors naming them.
 #include <gtest/gtest.h>
 
-#include <ifaddrs.h>
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 
 #include "parallel/GlooDevice.h"

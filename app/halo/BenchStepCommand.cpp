@@ -1,0 +1,83 @@
+// `halo bench step EXPERIMENT.json [--vs timm] [--json]`: Halo's training step and, with
+// --vs timm, the same step in timm from the project's .venv, alternating; both times and the ratio.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "BenchStepCommand.h"
+#include "launch/StepBench.h"
+
+namespace halo::app {
+
+namespace {
+
+nlohmann::json side_json(const launch::StepBenchSide& s) {
+  return {{"rounds_ms", s.rounds_ms},
+          {"step_ms", s.best.total},
+          {"forward_ms", s.best.forward},
+          {"backward_ms", s.best.backward},
+          {"optim_ms", s.best.optim}};
+}
+
+void print_table(const launch::StepBenchResult& r) {
+  std::printf("%s, (%lld, 3, %lld, %lld) per step, sp %d, %d thread%s per process, %s%s\n", r.arch.c_str(),
+              static_cast<long long>(r.images), static_cast<long long>(r.height), static_cast<long long>(r.width), r.sp,
+              r.threads, r.threads > 1 ? "s" : "", r.precision.c_str(), r.checkpoint ? ", checkpointing" : "");
+  std::printf("%-6s %10s %10s %10s %10s   %s\n", "side", "step ms", "forward", "backward", "optim",
+              "each round's median step (ms)");
+  auto row = [](const launch::StepBenchSide& s) {
+    std::string rounds;
+    for (double v : s.rounds_ms) rounds += (rounds.empty() ? "" : " ") + std::to_string(static_cast<int>(v + 0.5));
+    std::printf("%-6s %10.1f %10.1f %10.1f %10.1f   %s\n", s.name.c_str(), s.best.total, s.best.forward,
+                s.best.backward, s.best.optim, rounds.c_str());
+  };
+  row(r.halo);
+  if (r.timm) {
+    row(*r.timm);
+    std::printf("halo / timm: %.2f (fastest round of each; %s)\n", r.ratio, r.peer.c_str());
+  }
+}
+
+}  // namespace
+
+void add_bench_step_command(CLI::App* bench) {
+  struct Args {
+    launch::StepBenchOptions o;
+    std::string vs;
+    bool json = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* c =
+      bench->add_subcommand("step", "Halo's training step, and with --vs timm the same step in timm, alternating");
+  c->add_option("experiment", a->o.experiment, "EXPERIMENT.json (task convnext for --vs timm)")->required();
+  c->add_option("--vs", a->vs, "the peer to run beside Halo: timm (from the .venv, or --python)")
+      ->check(CLI::IsMember({"timm"}));
+  c->add_option("--steps", a->o.steps, "steps per round and side (the first is warm-up)")->capture_default_str();
+  c->add_option("--rounds", a->o.rounds, "rounds (Halo, then the peer)")->capture_default_str();
+  c->add_option("--python", a->o.python, "the peer's Python (default: $HALO_PYTHON, else the project's .venv)");
+  c->add_option("--set", a->o.overrides, "override an experiment field (repeatable)");
+  c->add_flag("--json", a->json, "print JSON");
+  c->callback([a]() {
+    a->o.vs_timm = a->vs == "timm";
+    const launch::StepBenchResult r = launch::run_step_bench(
+        a->o, [](const std::string& line) { std::fprintf(stderr, "bench step: %s\n", line.c_str()); });
+    if (!a->json) return print_table(r);
+    nlohmann::json j = {{"arch", r.arch},
+                        {"images", r.images},
+                        {"height", r.height},
+                        {"width", r.width},
+                        {"sp", r.sp},
+                        {"threads", r.threads},
+                        {"precision", r.precision},
+                        {"checkpoint", r.checkpoint},
+                        {"halo", side_json(r.halo)}};
+    if (r.timm) {
+      j["timm"] = side_json(*r.timm);
+      j["ratio"] = r.ratio;
+      j["peer"] = r.peer;
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  });
+}
+
+}  // namespace halo::app

@@ -1,0 +1,59 @@
+// `halo bench step`: Halo's step through the launcher and timm's in the .venv, both timed on
+// the same experiment; without timm in the interpreter, a clear refusal before anything runs.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "RunHelpers.h"
+
+namespace halo::testing {
+namespace {
+
+nlohmann::json json_of(const CliResult& r) {
+  const auto at = r.out.find("\n{");
+  return nlohmann::json::parse(r.out.substr(at == std::string::npos ? 0 : at + 1));
+}
+
+std::string tiny_atto(const std::string& tag, int sp) {
+  return write_experiment(fresh_dir(tag), {{"model", {{"arch", "convnext_atto"}}},
+                                           {"data", {{"views", 2}, {"height", 32}, {"width", 64}, {"batch", 1}}},
+                                           {"parallel", {{"sp", sp}, {"strategy", sp > 1 ? "tp" : "none"}}}});
+}
+
+TEST(BenchStep, HaloAgainstTimmOnTheSameStep) {
+  const CliResult r = run_halo("bench step " + tiny_atto("bench-step", 2) + " --vs timm --steps 2 --rounds 2 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = json_of(r);
+  EXPECT_EQ(j["arch"], "convnext_atto");
+  EXPECT_EQ(j["images"].get<int>(), 2);
+  EXPECT_EQ(j["sp"].get<int>(), 2);
+  for (const char* side : {"halo", "timm"}) {
+    ASSERT_EQ(j[side]["rounds_ms"].size(), 2u) << side;
+    EXPECT_GT(j[side]["step_ms"].get<double>(), 0) << side;
+    EXPECT_GT(j[side]["backward_ms"].get<double>(), 0) << side;
+    double fastest = 1e30;
+    for (const auto& v : j[side]["rounds_ms"]) fastest = std::min(fastest, v.get<double>());
+    EXPECT_DOUBLE_EQ(j[side]["step_ms"].get<double>(), fastest) << side;
+  }
+  EXPECT_NEAR(j["ratio"].get<double>(), j["halo"]["step_ms"].get<double>() / j["timm"]["step_ms"].get<double>(), 1e-9);
+  EXPECT_NE(j["peer"].get<std::string>().find("timm "), std::string::npos);
+}
+
+TEST(BenchStep, TableWithoutAPeer) {
+  const CliResult r = run_halo("bench step " + tiny_atto("bench-step-alone", 1) + " --steps 2 --rounds 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("halo "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("timm"), std::string::npos) << r.out;
+}
+
+TEST(BenchStep, SaysWhenTimmIsMissing) {
+  // Debian's own python3 has neither torch nor timm.
+  const CliResult r =
+      run_halo("bench step " + tiny_atto("bench-step-notimm", 1) + " --vs timm --python /usr/bin/python3");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("timm is not installed in /usr/bin/python3"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("round 1"), std::string::npos) << "nothing should run: " << r.out;
+}
+
+}  // namespace
+}  // namespace halo::testing
