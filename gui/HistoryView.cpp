@@ -97,8 +97,8 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
                                      tr("peak / rank"), tr("step ms"), tr("duration"), tr("progress"), tr("sweep"),
                                      tr("folder")});
   // The figures beside the status; the folder last (it stretches).
-  const Column order[] = {kId,       kName,   kStatus,  kSteps,  kProgress, kFinalLoss, kBestScore, kPeak, kStepMs,
-                          kDuration, kSweep,  kStrategy, kMesh,  kDevices,  kStarted,   kTags,      kDir};
+  const Column order[] = {kId,       kName,  kStatus,   kSteps, kProgress, kFinalLoss, kBestScore, kPeak, kStepMs,
+                          kDuration, kSweep, kStrategy, kMesh,  kDevices,  kStarted,   kTags,      kDir};
   for (int v = 0; v < kColumns; ++v)
     table_->horizontalHeader()->moveSection(table_->horizontalHeader()->visualIndex(order[v]), v);
   table_->horizontalHeader()->setStyle(new SortArrowStyle(table_->horizontalHeader()->style()->name()));
@@ -189,6 +189,10 @@ HistoryView::HistoryView(QWidget* parent) : QWidget(parent) {
 
 void HistoryView::refresh() {
   const std::string path = store::HistoryDb::resolve_path(db_path.toStdString());
+  if (path != finished_path_) {  // run ids are per history file
+    finished_.clear();
+    finished_path_ = path;
+  }
   const int64_t keep = current_id();
   table_->setSortingEnabled(false);
   table_->setRowCount(0);
@@ -246,26 +250,25 @@ void HistoryView::fill_row(int row, const store::RunRecord& r, const store::RunS
   if (!r.exit_reason.empty()) st->setToolTip(QString::fromStdString(r.exit_reason));
   table_->setItem(row, kStatus, st);
   const RunProgress progress = RunProgress::of(r.steps(), total_steps(r.config), sum.mean_step_ms.value_or(0));
-  const QString steps = progress.total > 0 ? QString("%1 / %2").arg(r.steps()).arg(progress.total)
-                                           : QString::number(r.steps());
+  const QString steps =
+      progress.total > 0 ? QString("%1 / %2").arg(r.steps()).arg(progress.total) : QString::number(r.steps());
   table_->setItem(row, kSteps, new NumberItem(steps, static_cast<double>(r.steps())));
   table_->setItem(row, kProgress,
                   new QTableWidgetItem(live ? progress.text(true).section(QString::fromUtf8(" · "), 1) : QString()));
-  auto opt_text = [](std::optional<double> v, int digits) {
-    return v ? QString::number(*v, 'g', digits) : QString();
-  };
+  auto opt_text = [](std::optional<double> v, int digits) { return v ? QString::number(*v, 'g', digits) : QString(); };
   table_->setItem(row, kFinalLoss, new NumberItem(opt_text(sum.final_loss, 4), sum.final_loss));
   table_->setItem(row, kBestScore, new NumberItem(opt_text(sum.best_score, 4), sum.best_score));
   const std::optional<double> peak =
       sum.peak_bytes ? std::optional<double>(static_cast<double>(*sum.peak_bytes)) : std::nullopt;
   table_->setItem(row, kPeak, new NumberItem(peak ? LayoutView::bytes_text(*peak) : QString(), peak));
-  table_->setItem(row, kStepMs,
-                  new NumberItem(sum.mean_step_ms ? QString::number(*sum.mean_step_ms, 'f', 1) : QString(),
-                                 sum.mean_step_ms));
+  table_->setItem(
+      row, kStepMs,
+      new NumberItem(sum.mean_step_ms ? QString::number(*sum.mean_step_ms, 'f', 1) : QString(), sum.mean_step_ms));
   std::optional<double> duration;
   if (r.start_time)
     duration = (r.end_time ? *r.end_time : static_cast<double>(QDateTime::currentSecsSinceEpoch())) - *r.start_time;
-  table_->setItem(row, kDuration, new NumberItem(duration ? RunProgress::duration_text(*duration) : QString(), duration));
+  table_->setItem(row, kDuration,
+                  new NumberItem(duration ? RunProgress::duration_text(*duration) : QString(), duration));
   const QString sweep = sweep_of(dir);
   table_->setItem(row, kSweep, new QTableWidgetItem(sweep));
   table_->setItem(row, kStrategy, new QTableWidgetItem(QString::fromStdString(r.strategy)));

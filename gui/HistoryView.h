@@ -5,6 +5,7 @@
 #include <QWidget>
 
 #include <map>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -27,8 +28,24 @@ class HistoryView : public QWidget {
 
   // Columns (logical indices; the view shows the figures next to the status).
   enum Column {
-    kId, kName, kStatus, kSteps, kStrategy, kMesh, kDevices, kStarted, kTags,
-    kFinalLoss, kBestScore, kPeak, kStepMs, kDuration, kProgress, kSweep, kDir, kColumns
+    kId,
+    kName,
+    kStatus,
+    kSteps,
+    kStrategy,
+    kMesh,
+    kDevices,
+    kStarted,
+    kTags,
+    kFinalLoss,
+    kBestScore,
+    kPeak,
+    kStepMs,
+    kDuration,
+    kProgress,
+    kSweep,
+    kDir,
+    kColumns
   };
   void refresh();  // keeps the current run selected; re-runs itself every 2 s while a run is RUNNING
   QTableWidget* table() const { return table_; }
@@ -62,6 +79,7 @@ class HistoryView : public QWidget {
   QLabel* info_;
   QTimer* auto_refresh_;
   std::map<int64_t, store::RunSummary> finished_;  // summaries of runs that no longer change
+  std::string finished_path_;                      // the history file they are from
 };
 
 }  // namespace halo::gui

@@ -73,6 +73,28 @@ TEST(HistoryView, ShowsTheFiguresOfEachRun) {
   EXPECT_EQ(cell(live, HistoryView::kProgress), QString::fromUtf8("4.00 it/s · ETA 0:02"));
 }
 
+TEST(HistoryView, FiguresFollowTheHistoryFileShown) {
+  History a;  // its first run, id 1, finished with loss 0.1
+  const QString dir = testing::gui_fresh_dir("history");
+  const QString other = QDir(dir).filePath("history.db");
+  int64_t id = 0;
+  {
+    store::HistoryDb h(other.toStdString(), store::HistoryDb::Mode::Write);
+    id = h.begin_run(testing::tiny_experiment(1), QDir(dir).filePath("runs/tiny-1").toStdString());
+    h.record_event(id, 0, step(0, 0, 7.0));
+    h.finish_run(id, store::RunStatus::Finished, "");
+  }
+  ASSERT_EQ(id, a.plain);  // the same id in both files
+  HistoryView v;
+  v.db_path = a.db;
+  v.refresh();
+  EXPECT_EQ(v.table()->item(v.row_of(a.plain), HistoryView::kFinalLoss)->text(), QString::number(0.1, 'g', 4));
+  v.db_path = other;
+  v.refresh();
+  ASSERT_EQ(v.table()->rowCount(), 1);
+  EXPECT_EQ(v.table()->item(0, HistoryView::kFinalLoss)->text(), QString::number(7.0, 'g', 4));
+}
+
 TEST(HistoryView, GroupsSweepRunsAndSortsNewestFirst) {
   History t;
   HistoryView v;
