@@ -7,6 +7,7 @@
 
 #include "arch/ConvNeXtLayers.h"
 #include "arch/LayerShapes.h"
+#include "shard/HaloPlan.h"
 
 namespace halo::memory {
 
@@ -26,12 +27,16 @@ struct ConvGeometry {
   int64_t halo_left = 0, halo_right = 0, peer_cols = 0, sent_cols = 0;
 };
 
-ConvGeometry geometry(const arch::RankShape& r) {
+ConvGeometry geometry(const arch::LayerShape& s, int rank) {
+  const arch::RankShape& r = s.ranks.at(static_cast<size_t>(rank));
   ConvGeometry g;
   g.in_cols = r.in.size();
   g.out_cols = r.out.size();
-  g.ext_cols = r.plan.needed.size();
-  g.ext_copy = r.plan.pieces.size() > 1;
+  // A rank that exchanges nothing runs plain conv2d (parallel/ShardedConv): it keeps its own
+  // input, and the padding stays inside the conv.
+  const bool plain = shard::plain_padding(r.plan, s.window).has_value();
+  g.ext_cols = plain ? g.in_cols : r.plan.needed.size();
+  g.ext_copy = !plain && r.plan.pieces.size() > 1;
   g.halo_left = r.plan.halo_left();
   g.halo_right = r.plan.halo_right();
   g.peer_cols = r.halo_left + r.halo_right;
@@ -47,7 +52,7 @@ class Builder {
 
   // Patch conv (fp32 image in), LayerNorm2d.
   LayerMemory stem(const arch::Layer& layer, const arch::LayerShape& s) const {
-    const ConvGeometry g = geometry(s.ranks.at(static_cast<size_t>(in_.rank)));
+    const ConvGeometry g = geometry(s, in_.rank);
     const arch::Conv& conv = layer.convs.at(*layer.across_w);
     const int64_t c = layer.out_channels, B = in_.images, M = B * s.height * g.out_cols, MC = M * c;
     const int64_t stripe = B * conv.in_channels * s.in_height * g.in_cols;
@@ -71,7 +76,7 @@ class Builder {
 
   // LayerNorm2d (fp32 stream in), then the strided conv.
   LayerMemory downsample(const arch::Layer& layer, const arch::LayerShape& s) const {
-    const ConvGeometry g = geometry(s.ranks.at(static_cast<size_t>(in_.rank)));
+    const ConvGeometry g = geometry(s, in_.rank);
     const arch::Conv& conv = layer.convs.at(*layer.across_w);
     const int64_t c_in = layer.in_channels, h_in = s.in_height;
     const int64_t B = in_.images, Mi = B * h_in * g.in_cols, MCi = Mi * c_in, M = B * s.height * g.out_cols;
@@ -95,7 +100,7 @@ class Builder {
 
   // conv_dw, LayerNorm, fc1 (hidden), GELU, fc2, layer scale, residual; in_bytes: the stream's dtype.
   LayerMemory block(const arch::Layer& layer, const arch::LayerShape& s, int64_t in_bytes) const {
-    const ConvGeometry g = geometry(s.ranks.at(static_cast<size_t>(in_.rank)));
+    const ConvGeometry g = geometry(s, in_.rank);
     const arch::Conv &dw = layer.conv("conv_dw"), &fc1 = layer.conv("mlp.fc1"), &fc2 = layer.conv("mlp.fc2");
     const int64_t c = layer.out_channels, h = s.height, B = in_.images, M = B * h * g.out_cols, MC = M * c;
     const int64_t MH = M * layer.hidden;

@@ -97,6 +97,13 @@ ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, c
   const shard::Window win = spec.along_w();
   shard::HaloPlan plan = shard::make_halo_plan(x.part, win, x.rank(), "conv2d");
   shard::Partition out = shard::output_partition(x.part, win);
+  if (const auto pad = shard::plain_padding(plan, win)) {
+    // Nothing to exchange: plain LibTorch (no padding copy, one fused backward). Autocast, if
+    // on, casts inside at::conv2d as it does for any conv.
+    at::Tensor y = at::conv2d(x.local, weight, bias, {spec.stride[0], spec.stride[1]}, {spec.padding[0], *pad},
+                              {spec.dilation[0], spec.dilation[1]}, spec.groups);  // (B, Cout, H', W'/world)
+    return {y, std::move(out), x.group};
+  }
   auto cap = c10::make_intrusive<ConvCapsule>(std::move(plan), x.group, spec, opts.overlap);
   at::Tensor in = x.local, w = weight, b = bias;
   // Autocast: cast outside the autograd function (differentiably), as autocast would for conv2d.

@@ -14,6 +14,18 @@ bool HaloPlan::is_local() const {
   return true;
 }
 
+std::optional<int64_t> plain_padding(const HaloPlan& plan, const Window& w) {
+  if (!plan.sends.empty()) return std::nullopt;
+  for (const Piece& p : plan.pieces)
+    if (p.source == Piece::Source::Peer) return std::nullopt;
+  const int64_t pad = plan.halo_left();  // conv2d pads both sides alike
+  if (pad < 0 || pad != (plan.owned.begin == 0 ? w.padding : 0)) return std::nullopt;
+  if (plan.outputs.begin * w.stride - w.padding != plan.needed.begin) return std::nullopt;
+  const int64_t span = plan.owned.size() + 2 * pad - w.reach();
+  if (span < 0 || span / w.stride + 1 != plan.outputs.size()) return std::nullopt;
+  return pad;
+}
+
 std::pair<int64_t, int64_t> HaloPlan::peer_columns() const {
   std::pair<int64_t, int64_t> cols{0, 0};
   for (const Piece& p : pieces)

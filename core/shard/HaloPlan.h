@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,11 @@ struct HaloPlan {
 // Plan for `rank` given the input partition and the window. Throws util::Error (naming
 // `layer`) when some rank would own no input or compute no output columns.
 HaloPlan make_halo_plan(const Partition& in, const Window& w, int rank, const char* layer = "");
+
+// The padding along W with which a plain conv2d of this rank's own columns computes exactly
+// the plan's outputs: when the rank exchanges nothing (world size 1, or a patchify conv whose
+// stripes line up) and pads only at the image's edges. nullopt when a halo exchange is needed.
+std::optional<int64_t> plain_padding(const HaloPlan& plan, const Window& w);
 
 // Plan where each rank's needed columns are given directly (same rules, no window).
 HaloPlan make_halo_plan(const Partition& in, const std::vector<Span>& needed_by_rank, int rank);

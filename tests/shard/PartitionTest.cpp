@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
+#include <vector>
 
 #include "shard/HaloPlan.h"
 #include "shard/Partition.h"
@@ -104,6 +106,35 @@ TEST(HaloPlan, HaloWiderThanNeighbourReachesRanksBeyond) {
   // Rank 0's left halo is global padding; its right halo comes from peers.
   EXPECT_EQ(plan.peer_columns(), (std::pair<int64_t, int64_t>{0, 3}));
   EXPECT_EQ(make_halo_plan(in, Window{7, 1, 3, 1}, 2, "t").peer_columns(), (std::pair<int64_t, int64_t>{2, 1}));
+}
+
+TEST(HaloPlan, PlainPaddingOnlyWhereNothingIsExchanged) {
+  struct Case {
+    int64_t width;
+    int parts;
+    Window w;
+    std::vector<std::optional<int64_t>> want;  // per rank
+  };
+  const std::vector<Case> cases{
+      {56, 1, Window{7, 1, 3, 1}, {3}},                           // world size 1, conv_dw: conv2d's own padding
+      {56, 2, Window{7, 1, 3, 1}, {std::nullopt, std::nullopt}},  // a halo to trade on both ranks
+      {64, 2, Window{4, 4, 0, 1}, {0, 0}},                        // patchify: stripes line up
+      {64, 2, Window{2, 2, 0, 1}, {0, 0}},                        // downsample
+      {16, 2, Window{4, 2, 1, 1}, {std::nullopt, std::nullopt}},  // overlapping windows
+      {56, 1, Window{3, 2, 1, 1}, {1}},                           // strided, padded, world size 1
+  };
+  for (const Case& c : cases) {
+    const Partition in = even_partition(c.width, c.parts);
+    for (int r = 0; r < c.parts; ++r) {
+      const HaloPlan plan = make_halo_plan(in, c.w, r, "t");
+      EXPECT_EQ(plain_padding(plan, c.w), c.want[static_cast<size_t>(r)])
+          << "width " << c.width << " parts " << c.parts << " kernel " << c.w.kernel << " rank " << r;
+      if (!plain_padding(plan, c.w)) continue;
+      // What conv2d with that padding computes is exactly the plan's outputs.
+      const int64_t pad = *plain_padding(plan, c.w);
+      EXPECT_EQ(output_width(plan.owned.size() + 2 * pad - 2 * c.w.padding, c.w), plan.outputs.size());
+    }
+  }
 }
 
 TEST(ShardingCheck, NamesLayerAndNearestWidths) {
