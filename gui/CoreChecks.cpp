@@ -22,7 +22,8 @@ std::vector<std::string> CoreChecks::before_launch(const config::ExperimentConfi
   const bool shard_fields_ok = !bad.count("model.arch") && !bad.count("data.width") && !bad.count("parallel.sp");
   if (const auto variant = arch::find_convnext_variant(cfg.model.arch); variant && shard_fields_ok) {
     try {
-      shard::check_shardable(arch::convnext_layers(*variant, cfg.model.num_classes).windows(), cfg.data.width, cfg.parallel.sp);
+      shard::check_shardable(arch::convnext_layers(*variant, cfg.model.num_classes).windows(), cfg.data.width,
+                             cfg.parallel.sp);
     } catch (const util::Error& e) {
       out.push_back(e.problem() + (e.hint().empty() ? "" : "\n  hint: " + e.hint()));
     }
@@ -30,12 +31,14 @@ std::vector<std::string> CoreChecks::before_launch(const config::ExperimentConfi
   std::error_code ec;
   if (cfg.data.source == config::DataSource::OpenLaneV2 && !cfg.data.root.empty() && !bad.count("data.root") &&
       !std::filesystem::is_directory(cfg.data.root, ec))
-    out.push_back(fmt::format("data.root: \"{}\": no such folder\n  hint: choose the OpenLane-V2 folder (it holds "
-                              "train/ and val/), or use data.source \"synthetic\"",
-                              cfg.data.root));
+    out.push_back(
+        fmt::format("data.root: \"{}\": no such folder\n  hint: choose the OpenLane-V2 folder (it holds "
+                    "train/ and val/), or use data.source \"synthetic\"",
+                    cfg.data.root));
   if (cfg.parallel.device == config::Device::Cuda && !bad.count("parallel.device") && cuda_devices() == 0)
-    out.push_back("parallel.device is cuda but this machine has no CUDA device\n  hint: set parallel.device to cpu "
-                  "(the prediction and the Planner tab still work for cuda)");
+    out.push_back(
+        "parallel.device is cuda but this machine has no CUDA device\n  hint: set parallel.device to cpu "
+        "(the prediction and the Planner tab still work for cuda)");
   return out;
 }
 

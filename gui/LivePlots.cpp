@@ -355,7 +355,8 @@ void LivePlots::add_run_curves(const RunModel& run, bool main) {
     if (!p) continue;
     auto& raw = p->add_curve(label + " (raw)", faint(color), Qt::SolidLine, 1, false);
     raw.set_data(x, values);
-    p->add_curve(label, color, Qt::SolidLine, main ? 1.6 : 1.2).set_data(x, EnvelopeSampler::smooth(values, smoothing_));
+    p->add_curve(label, color, Qt::SolidLine, main ? 1.6 : 1.2)
+        .set_data(x, EnvelopeSampler::smooth(values, smoothing_));
     if (main) loss_points_[key] = raw.size();
   }
   lr_->add_curve(label, color).set_data(x, run.lr());
@@ -484,8 +485,7 @@ void LivePlots::update_header() {
   stack_->setCurrentIndex(empty ? 1 : 0);
   const RunProgress progress = RunProgress::of(*run_);
   QString text = QString("<b>%1</b> — %2").arg(run_label(*run_).toHtmlEscaped(), progress.text(live_));
-  if (!run_->steps().empty())
-    text += tr(" · mean step %1 ms").arg(run_->mean_step_ms(0), 0, 'f', 1);
+  if (!run_->steps().empty()) text += tr(" · mean step %1 ms").arg(run_->mean_step_ms(0), 0, 'f', 1);
   text += tr(" · %1 rank(s)").arg(run_->ranks().size());
   if (!overlays_.empty()) text += tr(" · %1 overlaid").arg(overlays_.size());
   summary_->setText(text);

@@ -38,7 +38,7 @@ class LivePlots : public QWidget {
   void set_run(const RunModel* run);
   void set_overlays(std::vector<const RunModel*> runs);
   const std::vector<const RunModel*>& overlays() const { return overlays_; }
-  bool keep_overlays() const;  // the user asked to keep overlays when a new run starts
+  bool keep_overlays() const;   // the user asked to keep overlays when a new run starts
   void set_live(bool running);  // the run is going: "starting ranks…" until its first step
   void set_sweep(int current, int total, const QString& name);  // total 0 hides the sweep bar
   void set_axis(Axis a);

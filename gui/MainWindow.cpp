@@ -238,7 +238,7 @@ void MainWindow::on_finished(RunController* c, bool ok, const QString& msg) {
     update_title();
   }
   history_->refresh();
-  if (c != controller_) return;  // the sweep reports through the strategies view
+  if (c != controller_) return;            // the sweep reports through the strategies view
   show_message(msg, !ok && !c->killed());  // a stopped run is what the user asked for: no dialog
 }
 

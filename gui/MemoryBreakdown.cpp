@@ -46,7 +46,8 @@ MemoryBreakdown MemoryBreakdown::measured(const RunModel& run, int rank) {
 }
 
 std::optional<double> MemoryBreakdown::fixed_sum() const {
-  if (parts[Weights] && parts[Gradients] && parts[Optimizer]) return *parts[Weights] + *parts[Gradients] + *parts[Optimizer];
+  if (parts[Weights] && parts[Gradients] && parts[Optimizer])
+    return *parts[Weights] + *parts[Gradients] + *parts[Optimizer];
   return fixed;
 }
 

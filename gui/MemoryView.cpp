@@ -119,10 +119,10 @@ void MemoryView::refresh() {
   info_->setText(!run_ ? tr("No run: launch one, or open one from History.")
                  : !p  ? tr("%1: the planner cannot predict this run's config.").arg(run_->name())
                        : tr("%1 — predicted by core's planner (memory::predict) for the run's own config; measured "
-                            "from its step events after the first: the peak, and where they carry memory.step_start "
-                            "the state (weights + gradients + optimizer) and the activations above it. The events "
-                            "carry no samples within a step, so the timeline is the planner's walk only.")
-                             .arg(run_->name()));
+                             "from its step events after the first: the peak, and where they carry memory.step_start "
+                             "the state (weights + gradients + optimizer) and the activations above it. The events "
+                             "carry no samples within a step, so the timeline is the planner's walk only.")
+                            .arg(run_->name()));
   draw_bars();
   fill_table();
   draw_timeline();
@@ -144,12 +144,11 @@ void MemoryView::draw_bars() {
     return b;
   };
   QCPBars* part_bars[MemoryBreakdown::kParts];
-  for (int i = 0; i < MemoryBreakdown::kParts; ++i)
-    part_bars[i] = layer(MemoryBreakdown::part_name(i), part_color(i));
+  for (int i = 0; i < MemoryBreakdown::kParts; ++i) part_bars[i] = layer(MemoryBreakdown::part_name(i), part_color(i));
   QCPBars* fixed = layer(tr("weights + grads + optimizer (measured together)"),
                          QBrush(part_color(MemoryBreakdown::Gradients), Qt::Dense4Pattern));
-  QCPBars* acts = layer(tr("activations (measured together)"),
-                        QBrush(part_color(MemoryBreakdown::Saved), Qt::Dense4Pattern));
+  QCPBars* acts =
+      layer(tr("activations (measured together)"), QBrush(part_color(MemoryBreakdown::Saved), Qt::Dense4Pattern));
   QCPBars* peak_only = layer(tr("measured peak (not split)"), QBrush(QColor(150, 150, 150), Qt::Dense5Pattern));
   double top = 1;
   for (size_t r = 0; r < predicted_.size(); ++r) {
@@ -241,8 +240,7 @@ void MemoryView::draw_timeline() {
       }
       // "backward of stages.1.blocks.0 (recompute)" -> "backward stages.1": a tick where that changes
       const QString w = QString::fromStdString(trace[i].where).remove(" (recompute)");
-      const QString group =
-          w.contains(' ') ? w.section(' ', 0, 0) + " " + w.section(' ', -1).section('.', 0, 1) : w;
+      const QString group = w.contains(' ') ? w.section(' ', 0, 0) + " " + w.section(' ', -1).section('.', 0, 1) : w;
       if (r.rank == 0 && group != last_group) ticker->addTick(static_cast<double>(i), group);
       last_group = group;
     }

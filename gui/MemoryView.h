@@ -32,9 +32,9 @@ class MemoryView : public QWidget {
   // Per rank, what the bars show.
   const std::vector<MemoryBreakdown>& predicted() const { return predicted_; }
   const std::vector<MemoryBreakdown>& measured() const { return measured_; }
-  QStringList flagged() const;      // "rank 1 peak: +12.0 %" for every error over 10 %
-  QString peak_text() const;        // the timeline's peak mark
-  int timeline_curves() const;      // curves on the timeline (the prediction, per rank)
+  QStringList flagged() const;  // "rank 1 peak: +12.0 %" for every error over 10 %
+  QString peak_text() const;    // the timeline's peak mark
+  int timeline_curves() const;  // curves on the timeline (the prediction, per rank)
 
  private:
   void draw_bars();

@@ -33,7 +33,9 @@ namespace {
 constexpr double kLo = 64.0 * (1 << 20), kHi = 256.0 * (1ll << 30);  // slider ends in bytes
 constexpr int kSteps = 1000;
 
-int64_t slider_bytes(int v) { return static_cast<int64_t>(std::llround(kLo * std::pow(kHi / kLo, v / double(kSteps)))); }
+int64_t slider_bytes(int v) {
+  return static_cast<int64_t>(std::llround(kLo * std::pow(kHi / kLo, v / double(kSteps))));
+}
 int slider_pos(int64_t b) {
   const double t = std::log(std::clamp(static_cast<double>(b), kLo, kHi) / kLo) / std::log(kHi / kLo);
   return static_cast<int>(std::lround(t * kSteps));
@@ -71,7 +73,8 @@ PlannerView::PlannerView(QWidget* parent) : QWidget(parent) {
   bars_->setMinimumHeight(220);
   bars_->plotLayout()->insertRow(0);
   bars_->plotLayout()->addElement(
-      0, 0, new QCPTextElement(bars_, tr("Predicted memory per rank by setup"), QFont(font().family(), 9, QFont::Bold)));
+      0, 0,
+      new QCPTextElement(bars_, tr("Predicted memory per rank by setup"), QFont(font().family(), 9, QFont::Bold)));
   bars_->yAxis->setLabel(tr("GiB per rank (log)"));
   bars_->yAxis->setScaleType(QCPAxis::stLogarithmic);
   bars_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
@@ -122,8 +125,9 @@ PlannerView::PlannerView(QWidget* parent) : QWidget(parent) {
 }
 
 void PlannerView::set_experiment(const json& experiment) {
-  const bool kind_changed = !experiment_.is_object() || experiment_.value("parallel", json::object()).value("device", "") !=
-                                                            experiment.value("parallel", json::object()).value("device", "");
+  const bool kind_changed =
+      !experiment_.is_object() || experiment_.value("parallel", json::object()).value("device", "") !=
+                                      experiment.value("parallel", json::object()).value("device", "");
   experiment_ = experiment;
   if (kind_changed && experiment.contains("parallel") && experiment["parallel"].is_object())
     kind_->setCurrentText(QString::fromStdString(experiment["parallel"].value("device", "cpu")));

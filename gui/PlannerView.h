@@ -62,7 +62,7 @@ class PlannerView : public QWidget {
   QTableWidget* table_;
   QPushButton *use_, *launch_;
   QTimer* timer_;
-  bool budget_set_ = false;  // the user moved the slider: keep it when the experiment changes
+  bool budget_set_ = false;   // the user moved the slider: keep it when the experiment changes
   int64_t budget_bytes_ = 0;  // exact: the slider's steps would round `halo plan`'s 80 GiB
 };
 

@@ -187,7 +187,7 @@ QString PlotPanel::values_at(double x) const {
   }
   if (!any) return {};
   const QString where = xAxis->label().isEmpty() ? QString::number(shown_x, 'g', 6)
-                                                  : QString("%1 %2").arg(xAxis->label()).arg(shown_x, 0, 'g', 6);
+                                                 : QString("%1 %2").arg(xAxis->label()).arg(shown_x, 0, 'g', 6);
   return where + "\n" + lines.join('\n');
 }
 

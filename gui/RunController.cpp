@@ -188,7 +188,8 @@ void RunController::conclude() {
   if (failure_.isEmpty()) failure_ = tr("the launcher exited without finishing (see %1)").arg(log);
   // The launcher's own word (it records KILLED), or our SIGINT when it died before saying so.
   const bool killed = text.contains("stopped by the user") || (stop_sent_ && model_->errors().empty());
-  if (killed) failure_ = tr("run %1 stopped by the user (KILLED) after %2 step(s)").arg(run_dir_).arg(model_->steps().size());
+  if (killed)
+    failure_ = tr("run %1 stopped by the user (KILLED) after %2 step(s)").arg(run_dir_).arg(model_->steps().size());
   set_state(killed ? State::Killed : State::Failed);
   emit model_->changed();
   emit finished(false, failure_);

@@ -30,7 +30,7 @@ class RunController : public QObject {
   bool start(const nlohmann::json& experiment, const QString& runs_root);
   // Follows a run whose launcher (pid) is already going, e.g. one left running earlier.
   void attach(const QString& run_dir, qint64 pid);
-  void stop();  // SIGINT to the launcher: it stops every rank and records KILLED
+  void stop();                         // SIGINT to the launcher: it stops every rank and records KILLED
   static QString state_name(State s);  // "idle", "running", "finished", "failed", "killed"
 
   State state() const { return state_; }

@@ -22,7 +22,7 @@ struct RankSeries {
   std::vector<double> step, time_s;  // time_s: seconds since the run's first event
   std::vector<double> forward_ms, backward_ms, comm_ms, optim_ms, total_ms;
   std::vector<double> mem_current, mem_peak, mem_reserved, rss;  // bytes
-  std::vector<double> mem_step_start;  // bytes live when the step began (0: not reported)
+  std::vector<double> mem_step_start;                            // bytes live when the step began (0: not reported)
   std::vector<double> samples_per_s;
   std::string device, log;
 };

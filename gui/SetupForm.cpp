@@ -102,10 +102,14 @@ struct Group {
 };
 Group group_of(const std::string& section) {
   static const std::map<std::string, Group> groups{
-      {"", {"Task and model", 0, 0}},        {"model", {"Task and model", 0, 0}},
-      {"loss", {"Loss weights (OpenLane-V2)", 1, 0}}, {"data", {"Data", 0, 1}},
-      {"train", {"Training", 1, 1}},          {"parallel", {"Parallelism and memory", 0, 2}},
-      {"optim", {"Optimizer", 0, 3}},         {"schedule", {"Schedule", 1, 3}},
+      {"", {"Task and model", 0, 0}},
+      {"model", {"Task and model", 0, 0}},
+      {"loss", {"Loss weights (OpenLane-V2)", 1, 0}},
+      {"data", {"Data", 0, 1}},
+      {"train", {"Training", 1, 1}},
+      {"parallel", {"Parallelism and memory", 0, 2}},
+      {"optim", {"Optimizer", 0, 3}},
+      {"schedule", {"Schedule", 1, 3}},
   };
   auto it = groups.find(section);
   return it == groups.end() ? Group{"Other settings", 1, 2} : it->second;
@@ -384,8 +388,8 @@ void SetupForm::show_task_fields() {
       if (row.form == forms_[title] && row.form->isRowVisible(row.widget)) any = true;
     box->setVisible(any || title == group_of("parallel").title);
   }
-  const bool files = combo("data.source")->currentText().toStdString() ==
-                     config::name_of(config::DataSource::OpenLaneV2);
+  const bool files =
+      combo("data.source")->currentText().toStdString() == config::name_of(config::DataSource::OpenLaneV2);
   line("data.root")->setEnabled(files);
   browse_->setEnabled(files);
 }

@@ -35,7 +35,7 @@ class SetupForm : public QWidget {
   static QString experiments_dir();
   // Fills every widget; `source` names where it came from (a file, a run) for the title.
   void set_experiment(const nlohmann::json& experiment, const QString& source = QString());
-  nlohmann::json experiment() const;  // the widgets as an experiment file
+  nlohmann::json experiment() const;    // the widgets as an experiment file
   bool load_file(const QString& path);  // false + message on error
   bool save_file(const QString& path);
   bool valid() const { return valid_; }

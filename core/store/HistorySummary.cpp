@@ -12,8 +12,8 @@ RunSummary HistoryDb::summary(int64_t run) {
   Statement score = db_->prepare("SELECT MAX(value) FROM metrics WHERE run_id=? AND key='eval/OLS'");
   score.bind(1, run);
   if (score.step()) out.best_score = score.get_opt_double(0);
-  Statement mem = db_->prepare(
-      "SELECT MAX(mem_peak), AVG(CASE WHEN rank=0 THEN total_ms END) FROM samples WHERE run_id=?");
+  Statement mem =
+      db_->prepare("SELECT MAX(mem_peak), AVG(CASE WHEN rank=0 THEN total_ms END) FROM samples WHERE run_id=?");
   mem.bind(1, run);
   if (mem.step()) {
     if (!mem.is_null(0)) out.peak_bytes = mem.get_int(0);

@@ -45,9 +45,9 @@ struct RankPeak {
 
 // The figures the workbench's runs table shows beside each run.
 struct RunSummary {
-  std::optional<double> final_loss;   // rank 0's "loss" at its last logged step
-  std::optional<double> best_score;   // largest eval/OLS
-  std::optional<int64_t> peak_bytes;  // largest memory peak of any rank
+  std::optional<double> final_loss;    // rank 0's "loss" at its last logged step
+  std::optional<double> best_score;    // largest eval/OLS
+  std::optional<int64_t> peak_bytes;   // largest memory peak of any rank
   std::optional<double> mean_step_ms;  // rank 0
 };
 

@@ -23,8 +23,8 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kOpenLaneKeys{"loss",       "lc_cls", "lc_bbox", "te_cls",
-                                             "te_bbox",    "te_iou", "lclc",    "lcte"};
+const std::vector<std::string> kOpenLaneKeys{"loss",    "lc_cls", "lc_bbox", "te_cls",
+                                             "te_bbox", "te_iou", "lclc",    "lcte"};
 
 // A run of `steps` steps on `ranks` ranks, 0.5 s apart, every loss key decaying.
 std::unique_ptr<RunModel> synthetic_run(const QString& dir, int steps, int ranks,
@@ -139,7 +139,8 @@ TEST(LivePlots, HoverShowsTheValuesAtTheCursorOnEveryPanel) {
   QMouseEvent move(QEvent::MouseMove, at, loss->mapToGlobal(at), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
   QCoreApplication::sendEvent(loss, &move);
   ASSERT_EQ(hovered.count(), 1);
-  EXPECT_TRUE(t.live.time_panel()->hover_text().contains("forward: 100")) << t.live.time_panel()->hover_text().toStdString();
+  EXPECT_TRUE(t.live.time_panel()->hover_text().contains("forward: 100"))
+      << t.live.time_panel()->hover_text().toStdString();
 }
 
 TEST(LivePlots, LogYOnTheLossPanels) {

@@ -98,7 +98,8 @@ TEST(MemoryView, StepStartSplitsTheMeasuredBarIntoStateAndActivations) {
   // Step 0 (no gradients, no moments yet) is left out: a run of one step has no split.
   auto one = std::make_unique<RunModel>();
   one->set_config(run->config());
-  one->add_line(json{{"event", "step"}, {"rank", 0}, {"step", 0}, {"memory", {{"peak", 100}, {"step_start", 10}}}}.dump());
+  one->add_line(
+      json{{"event", "step"}, {"rank", 0}, {"step", 0}, {"memory", {{"peak", 100}, {"step_start", 10}}}}.dump());
   EXPECT_FALSE(MemoryBreakdown::measured(*one, 0).fixed.has_value());
 }
 

@@ -189,8 +189,8 @@ TEST(SetupForm, OpenLaneShowsDimAndLossWeightsNotClasses) {
   ASSERT_TRUE(form.load_file(QDir(HALO_SOURCE_DIR "/experiments").filePath("openlanev2_baseline.json")));
   EXPECT_TRUE(form.row_visible("model.dim"));
   EXPECT_EQ(form.spin("model.dim")->value(), 64);
-  for (const char* k : {"loss.lc_cls", "loss.lc_bbox", "loss.te_cls", "loss.te_bbox", "loss.te_iou", "loss.lclc",
-                        "loss.lcte"})
+  for (const char* k :
+       {"loss.lc_cls", "loss.lc_bbox", "loss.te_cls", "loss.te_bbox", "loss.te_iou", "loss.lclc", "loss.lcte"})
     EXPECT_TRUE(form.row_visible(k)) << k;
   EXPECT_EQ(form.line("loss.lclc")->text(), "2.0");
   EXPECT_FALSE(form.row_visible("model.num_classes"));

@@ -85,15 +85,14 @@ TEST(StoreWriter, SummaryHasTheLastLossBestScorePeakAndStepTime) {
   const double losses[] = {1, 0.5, 0.25, 0.3, 0.4};
   for (int s = 0; s < 5; ++s)
     for (int r = 0; r < 2; ++r) db.record_event(id, r, step_event(s, r, losses[s]));
-  for (double ols : {0.25, 0.5, 0.375})
-    db.record_event(id, 0, {{"event", "eval"}, {"step", 4}, {"OLS", ols}});
+  for (double ols : {0.25, 0.5, 0.375}) db.record_event(id, 0, {{"event", "eval"}, {"step", 4}, {"OLS", ols}});
   db.flush();
   const RunSummary s = db.summary(id);
   ASSERT_TRUE(s.final_loss && s.best_score && s.peak_bytes && s.mean_step_ms);
-  EXPECT_DOUBLE_EQ(*s.final_loss, 0.4);      // the last step's, not the smallest
-  EXPECT_DOUBLE_EQ(*s.best_score, 0.5);      // the largest score
-  EXPECT_EQ(*s.peak_bytes, 2000);            // rank 1's
-  EXPECT_DOUBLE_EQ(*s.mean_step_ms, 4.0);    // rank 0's total_ms
+  EXPECT_DOUBLE_EQ(*s.final_loss, 0.4);    // the last step's, not the smallest
+  EXPECT_DOUBLE_EQ(*s.best_score, 0.5);    // the largest score
+  EXPECT_EQ(*s.peak_bytes, 2000);          // rank 1's
+  EXPECT_DOUBLE_EQ(*s.mean_step_ms, 4.0);  // rank 0's total_ms
   const RunSummary none = db.summary(empty);
   EXPECT_FALSE(none.final_loss || none.best_score || none.peak_bytes || none.mean_step_ms);
 }
