@@ -20,6 +20,7 @@ enum class Backend { Auto, Gloo, Nccl };
 enum class Device { Cpu, Cuda };
 enum class OptimizerKind { AdamW, Sgd, Lamb };
 enum class Precision { Fp32, Bf16, Fp16 };
+enum class NonFinite { Stop, Skip };  // a NaN/inf loss or gradient the fp16 loss scaler does not handle
 
 template <class E>
 struct EnumTable;  // static constexpr std::array<std::pair<E, std::string_view>, N> names
@@ -41,6 +42,7 @@ HALO_ENUM_TABLE(Device, {Device::Cpu, "cpu"}, {Device::Cuda, "cuda"});
 HALO_ENUM_TABLE(OptimizerKind, {OptimizerKind::AdamW, "adamw"}, {OptimizerKind::Sgd, "sgd"},
                 {OptimizerKind::Lamb, "lamb"});
 HALO_ENUM_TABLE(Precision, {Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"});
+HALO_ENUM_TABLE(NonFinite, {NonFinite::Stop, "stop"}, {NonFinite::Skip, "skip"});
 #undef HALO_ENUM_TABLE
 
 template <class E>

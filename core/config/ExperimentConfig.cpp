@@ -267,6 +267,7 @@ void visit_fields(Config& c, V& v) {
   v.field("train.log_every", c.train.log_every, Range{1, kBillion});
   v.field("train.checkpoint_every", c.train.checkpoint_every, Range{0, kBillion});
   v.field("train.eval_every", c.train.eval_every, Range{0, kBillion});
+  v.field("train.nonfinite", c.train.nonfinite, Any{});
 }
 
 // Describes each field (kind, range, default) for field_list().

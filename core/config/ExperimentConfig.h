@@ -77,6 +77,7 @@ struct TrainConfig {
   int log_every = 1;
   int checkpoint_every = 0;  // 0 = only at the end
   int eval_every = 0;
+  NonFinite nonfinite = NonFinite::Stop;  // a NaN/inf loss or gradient without the fp16 loss scaler
   bool operator==(const TrainConfig&) const = default;
 };
 

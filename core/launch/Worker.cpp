@@ -163,7 +163,11 @@ int run_worker(const WorkerOptions& o) {
     while (!trainer.finished()) {
       maybe_stall(rank, trainer.next_step());
       const train::StepResult r = trainer.step();
-      if (r.step % cfg.train.log_every == 0 || trainer.finished()) emit(step_event(rank, r));
+      if (r.step % cfg.train.log_every == 0 || trainer.finished() || !r.nonfinite.empty()) emit(step_event(rank, r));
+      if (!r.nonfinite.empty())
+        throw util::Error(r.nonfinite,
+                          "lower optim.lr or set optim.grad_clip; or --set train.nonfinite=skip to skip such steps "
+                          "and go on");
       const int64_t done = r.step + 1;
       if (cfg.train.eval_every > 0 && (done % cfg.train.eval_every == 0 || trainer.finished())) evaluate(r.step, done);
       if (cfg.train.checkpoint_every > 0 && done % cfg.train.checkpoint_every == 0 && !trainer.finished())

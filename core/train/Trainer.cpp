@@ -4,6 +4,7 @@
 #include "train/Trainer.h"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 
@@ -34,6 +35,12 @@ namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
+
+// "loss became NaN at step 7", "the gradient norm became +inf at step 7".
+std::string nonfinite_text(const std::string& what, double value, int64_t step) {
+  const char* shown = std::isnan(value) ? "NaN" : (value > 0 ? "+inf" : "-inf");
+  return fmt::format("{} became {} at step {}", what, shown, step);
+}
 
 double ms(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -120,15 +127,19 @@ StepResult Trainer::step() {
   const std::vector<double> agreed = agree(square_sum, losses);
   r.grad_norm = std::sqrt(square_sum);
   r.loss_scale = s_->scaler.scale();
-  r.skipped = s_->scaler.update(agreed[0] > 0);
+  size_t slot = 1;
+  for (const auto& [key, value] : losses) r.losses[key] = agreed[slot++] / mesh_->world().size();
+  const bool finite_loss = std::isfinite(r.losses.at("loss"));
+  r.skipped = s_->scaler.update(agreed[0] > 0 || !finite_loss);
+  if (r.skipped && !s_->scaler.enabled() && cfg_.train.nonfinite == config::NonFinite::Stop)
+    r.nonfinite = nonfinite_text(finite_loss ? "the gradient norm" : "loss",
+                                 finite_loss ? r.grad_norm : r.losses.at("loss"), r.step);
   if (!r.skipped) {
     clip_gradients(r.grad_norm);
     s_->optim->step(r.lr);
   }
   s_->optim->zero_grad();
   const auto t_end = clock_type::now();
-  size_t slot = 1;
-  for (const auto& [key, value] : losses) r.losses[key] = agreed[slot++] / mesh_->world().size();
   r.time.optim_ms = ms(t_opt, t_end);
   r.time.comm_ms = (parallel::comm_wait_seconds() - comm0) * 1e3;
   r.time.total_ms = ms(t_start, t_end);
@@ -225,8 +236,8 @@ void Trainer::save_checkpoint(const std::string& path) const {
   });
   if (failed)
     throw util::Error(fmt::format("checkpoint {} was not saved: {}", path, failed->problem()),
-                      "free disk space in the run folder; the previous checkpoint is intact, resume from it with "
-                      "`halo launch --resume <run folder>`");
+                      "free disk space in the run folder; checkpoints written before this one, if any, are as they "
+                      "were (see <run folder>/checkpoints; `halo launch --resume <run folder>` takes the latest)");
   file.commit();
 }
 

@@ -30,7 +30,10 @@ struct StepResult {
   int64_t step = 0;                      // the step just taken (0-based)
   std::map<std::string, double> losses;  // "loss" and the task's terms (means over dp groups)
   double lr = 0, grad_norm = 0, loss_scale = 1;
-  bool skipped = false;  // non-finite gradients: no update (agreed by all ranks)
+  bool skipped = false;  // non-finite gradients or loss: no update (agreed by all ranks)
+  // train.nonfinite=stop (and no fp16 loss scaler): "loss became NaN at step N" when this
+  // step's loss or gradient norm is not finite; the worker reports the step, then stops.
+  std::string nonfinite;
   StepTimings time;
   MemorySample memory;
   int64_t memory_at_start = 0;  // live bytes when the step began (weights, optimizer state)
