@@ -2,6 +2,7 @@
 // to <run>/export/model-step-N.<ext>; `halo export --json` reports the written paths.
 #include "ExportDialog.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -35,6 +36,7 @@ ExportDialog::ExportDialog(const QString& run_dir, QWidget* parent) : QDialog(pa
   auto* out_row = new QHBoxLayout;
   out_row->addWidget(output_, 1);
   out_row->addWidget(browse);
+  replace_ = new QCheckBox(tr("Replace the file if it exists (never a checkpoint or the run history)"), this);
   result_ = new QPlainTextEdit(this);
   result_->setReadOnly(true);
   export_ = new QPushButton(tr("Export"), this);
@@ -42,6 +44,7 @@ ExportDialog::ExportDialog(const QString& run_dir, QWidget* parent) : QDialog(pa
   form->addRow(tr("Checkpoint"), checkpoints_);
   form->addRow(tr("Format"), format_);
   form->addRow(tr("Output file"), out_row);
+  form->addRow(QString(), replace_);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
   buttons->addButton(export_, QDialogButtonBox::ActionRole);
   auto* v = new QVBoxLayout(this);
@@ -84,6 +87,7 @@ void ExportDialog::start_export() {
   QStringList args{"export", checkpoints_->currentData().toString(), "-o", out, "--format", format_->currentText(),
                    "--json"};
   if (!db_path.isEmpty()) args << "--db" << db_path;
+  if (replace_->isChecked()) args << "--force";
   export_->setEnabled(false);
   result_->setPlainText(tr("Exporting…"));
   connect(process_, &QProcess::finished, this, [this, out](int code, QProcess::ExitStatus status) {

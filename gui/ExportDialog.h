@@ -4,6 +4,7 @@
 
 #include <QDialog>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -21,6 +22,7 @@ class ExportDialog : public QDialog {
   QComboBox* checkpoints() const { return checkpoints_; }
   QComboBox* format() const { return format_; }
   QLineEdit* output() const { return output_; }
+  QCheckBox* replace() const { return replace_; }  // --force: replace an existing output file
   QString result_text() const;
   void start_export();
 
@@ -33,6 +35,7 @@ class ExportDialog : public QDialog {
   QComboBox* checkpoints_;
   QComboBox* format_;
   QLineEdit* output_;
+  QCheckBox* replace_;
   QPushButton* export_;
   QPlainTextEdit* result_;
   QProcess* process_ = nullptr;

@@ -1,5 +1,6 @@
 // `halo data synth|check|bench`: writes synthetic OpenLane-V2 segments, validates a dataset
 // (every frame JSON and image) with per-segment counts, measures the pipeline's throughput.
+// `data check` exits 0 for a clean split, 1 when it found problems, 2 when it could not check.
 #include <unistd.h>
 
 #include <chrono>
@@ -116,9 +117,13 @@ void check(const CheckArgs& a) {
                 static_cast<long long>(frames), static_cast<long long>(images),
                 static_cast<long long>(r.problem_count()));
   }
-  if (r.problem_count() > 0)
-    throw util::Error(fmt::format("{} problems in split '{}' of {}", r.problem_count(), a.split, a.root),
-                      "each is listed above with its file and field");
+  // Exit 1: the check ran and found problems (2, through main, when it could not run).
+  if (r.problem_count() > 0) {
+    std::fprintf(stderr,
+                 "halo: %lld problems in split '%s' of %s\n  hint: each is listed above with its file and field\n",
+                 static_cast<long long>(r.problem_count()), a.split.c_str(), a.root.c_str());
+    throw CLI::RuntimeError(1);
+  }
 }
 
 struct BenchArgs {

@@ -1,11 +1,12 @@
-// `halo export CHECKPOINT -o FILE [--format safetensors|torch] [--json]`: plain tensors that
-// PyTorch and timm load directly.
+// `halo export CHECKPOINT -o FILE [--format safetensors|torch] [--force] [--json]`: plain tensors
+// that PyTorch and timm load directly; never over the checkpoint, a checkpoint or the history.
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "Commands.h"
 #include "launch/ExportHistory.h"
+#include "store/HistoryDb.h"
 #include "train/Export.h"
 
 namespace halo::app {
@@ -19,9 +20,11 @@ void add_export_commands(CLI::App& app) {
   e->add_option("-o,--output", o->output, "output file, e.g. model.safetensors")->required();
   e->add_option("--format", o->format, "safetensors or torch")->capture_default_str();
   e->add_flag("--json", *json, "print the result as JSON");
+  e->add_flag("--force", o->force, "replace an existing output file (never a checkpoint or the run history)");
   e->add_option("--db", *db,
                 "run history to record the export in (default: $HALO_DB, else ~/.local/share/halo/history.db)");
   e->callback([o, json, db]() {
+    o->keep = {store::HistoryDb::resolve_path(*db)};
     const train::ExportResult r = train::export_checkpoint(*o);
     const auto run = launch::record_export_in_history(*db, o->checkpoint, r);
     if (*json) {

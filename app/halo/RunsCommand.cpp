@@ -281,6 +281,7 @@ void edit(const RunsArgs& a, const std::string& what) {
   if (what == "tag") db->add_tag(r.id, a.text);
   if (what == "note") db->add_note(r.id, a.text);
   if (what == "delete") {
+    db->check_deletable(r.id);  // before asking
     if (!a.yes) {
       std::fprintf(stderr, "delete run %lld (%s, %s) from %s? Files on disk are kept. [y/N] ",
                    static_cast<long long>(r.id), r.name.c_str(), store::to_string(r.status).c_str(),

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/ExperimentConfig.h"
 #include "launch/RankLineReader.h"
@@ -47,15 +48,45 @@ std::string timestamp() {
   return buf;
 }
 
+// The step of a checkpoint named step-<digits>.pt (any number of digits), else nullopt.
+std::optional<int64_t> checkpoint_step(const fs::path& p) {
+  const std::string name = p.filename().string();
+  if (!name.starts_with("step-") || !name.ends_with(".pt") || name.size() <= 8 || name.size() > 8 + 18)
+    return std::nullopt;
+  int64_t step = 0;
+  for (size_t i = 5; i + 3 < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    step = step * 10 + (name[i] - '0');
+  }
+  return step;
+}
+
+// The checkpoint of the highest step (by number: step-1000002.pt is after step-999999.pt;
+// names that are not step-<digits>.pt are ignored).
 std::optional<std::string> latest_checkpoint(const fs::path& run_dir) {
   std::optional<std::string> best;
-  if (!fs::exists(run_dir / "checkpoints")) return best;
-  for (const auto& e : fs::directory_iterator(run_dir / "checkpoints")) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("step-", 0) == 0 && e.path().extension() == ".pt" && (!best || e.path().string() > *best))
-      best = e.path().string();
+  int64_t best_step = -1;
+  std::error_code ec;
+  if (!fs::is_directory(run_dir / "checkpoints", ec)) return best;
+  for (const auto& e : fs::directory_iterator(run_dir / "checkpoints", ec)) {
+    const auto step = checkpoint_step(e.path());
+    if (step && *step > best_step && e.is_regular_file(ec)) best_step = *step, best = e.path().string();
   }
   return best;
+}
+
+// A new run must not write into a folder that holds one (its config, events, checkpoints).
+void refuse_folder_with_a_run(const fs::path& run_dir) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const char* f : {"config.json", "events.jsonl", "checkpoints"})
+    if (fs::exists(run_dir / f, ec)) found.emplace_back(f);
+  if (found.empty()) return;
+  throw util::Error(fmt::format("run folder {} already holds a run ({}); nothing was changed", run_dir.string(),
+                                fmt::join(found, ", ")),
+                    fmt::format("continue it with `halo launch --resume {}`, or give the experiment another "
+                                "run_dir (or none: each run then gets runs/<name>-<time>)",
+                                run_dir.string()));
 }
 
 // The run's config and folder: a new one from the experiment, or the folder being resumed
@@ -228,6 +259,7 @@ LaunchResult run_launch(const LaunchOptions& o) {
     int fd;
     ~LockGuard() { ::close(fd); }
   } lock_guard{lock_run_folder(run_dir)};
+  if (resume_from.empty()) refuse_folder_with_a_run(run_dir);  // after the lock: a live launcher is named first
   // Run history, opened once the folder is ours: node 0's launcher is its only writer.
   std::optional<store::HistoryDb> history;
   if (nodes.node_rank == 0) history.emplace(db_path, store::HistoryDb::Mode::Write);

@@ -184,7 +184,18 @@ void HistoryDb::add_note(int64_t run, const std::string& text) {
   s.bind(1, run).bind(2, Writer::now()).bind(3, text).run();
 }
 
+void HistoryDb::check_deletable(int64_t run) {
+  // Opening for writing has marked this host's dead launchers' runs INTERRUPTED: a run still
+  // RUNNING has a live launcher here, or runs on another host. Its rows are still being written.
+  if (const auto r = this->run(run); r && r->status == RunStatus::Running)
+    throw util::Error(fmt::format("run {} ({}) is RUNNING (launcher pid {} on {}); nothing deleted", run, r->name,
+                                  r->launcher_pid.value_or(0), r->host),
+                      fmt::format("stop it first (Ctrl-C in its terminal, or kill -INT {}), then delete it",
+                                  r->launcher_pid.value_or(0)));
+}
+
 bool HistoryDb::delete_run(int64_t run) {
+  check_deletable(run);
   Statement s = db_->prepare("DELETE FROM runs WHERE id=?");
   s.bind(1, run).run();
   return db_->changes() > 0;

@@ -59,8 +59,10 @@ class HistoryDb {
   // ---- user edits ----
   void add_tag(int64_t run, const std::string& tag);
   void add_note(int64_t run, const std::string& text);
-  bool delete_run(int64_t run);  // rows only; never files on disk
-  int mark_interrupted();        // RUNNING runs of dead launchers on this host
+  bool delete_run(int64_t run);  // rows only; never files on disk. Calls check_deletable first
+  // util::Error (naming the launcher) for a RUNNING run: its launcher still writes its rows.
+  void check_deletable(int64_t run);
+  int mark_interrupted();  // RUNNING runs of dead launchers on this host
 
   // ---- queries ----
   std::vector<RunRecord> list_runs(std::optional<RunStatus> status = {}, std::optional<std::string> tag = {});

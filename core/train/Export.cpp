@@ -2,6 +2,9 @@
 // in timm's order), takes every tensor from the checkpoint, and writes them atomically.
 #include "train/Export.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -10,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/ExperimentConfig.h"
+#include "io/AtomicFile.h"
 #include "io/TensorFile.h"
 #include "io/TorchArchive.h"
 #include "model/ConvNeXt.h"
@@ -20,12 +24,52 @@ namespace halo::train {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  return fs::equivalent(a, b, ec) || fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+// Why `target` must not be written, or "" when it may (given --force for an existing file).
+std::string protected_reason(const fs::path& target, const ExportOptions& o) {
+  if (same_file(target, o.checkpoint)) return "it is the checkpoint being exported";
+  for (const auto& k : o.keep)
+    if (same_file(target, k)) return "it is the run history";
+  const std::string name = target.filename().string();
+  const bool step_name = name.size() > 8 && name.starts_with("step-") && name.ends_with(".pt") &&
+                         std::all_of(name.begin() + 5, name.end() - 3, [](char c) { return std::isdigit(c); });
+  std::error_code ec;
+  if (step_name || (fs::exists(target, ec) && target.parent_path().filename() == "checkpoints"))
+    return "it is a resume checkpoint";
+  char head[16] = {0};
+  std::ifstream(target, std::ios::binary).read(head, sizeof head);
+  if (std::memcmp(head, "SQLite format 3", 16) == 0) return "it is a SQLite database (a run history?)";
+  return "";
+}
+
+// Before anything is read or written: every file the export would write may be written.
+void check_outputs(const ExportOptions& o) {
+  for (const fs::path& target : {fs::path(o.output), fs::path(o.output + ".json")}) {
+    if (const std::string why = protected_reason(target, o); !why.empty())
+      throw util::Error(fmt::format("refusing to write {}: {}", target.string(), why),
+                        "give -o a new file, e.g. -o model.safetensors");
+    std::error_code ec;
+    if (fs::exists(target, ec) && !o.force)
+      throw util::Error(fmt::format("{} already exists", target.string()),
+                        "pass --force to replace it, or give -o another file");
+  }
+}
+
+}  // namespace
+
 ExportResult export_checkpoint(const ExportOptions& o) {
   if (o.format != "safetensors" && o.format != "torch")
     throw util::Error(fmt::format("--format '{}' is unknown", o.format), "choose safetensors or torch");
   if (!fs::exists(o.checkpoint))
     throw util::Error(fmt::format("checkpoint {} does not exist", o.checkpoint),
                       "checkpoints are in <run folder>/checkpoints/step-*.pt");
+  check_outputs(o);
   torch::serialize::InputArchive ar;
   io::load_torch_archive(o.checkpoint, ar);
   c10::IValue cfg_value;
@@ -74,7 +118,10 @@ ExportResult export_checkpoint(const ExportOptions& o) {
   for (const auto& [name, t] : tensors)
     manifest["tensors"].push_back(
         {{"name", name}, {"shape", t.sizes().vec()}, {"dtype", std::string(c10::toString(t.scalar_type()))}});
-  std::ofstream(r.manifest) << manifest.dump(2) << "\n";
+  const std::string text = manifest.dump(2) + "\n";
+  io::AtomicFile file(r.manifest);
+  file.write(text.data(), text.size());
+  file.commit();
   return r;
 }
 

@@ -54,6 +54,7 @@ TEST(DataCommand, SynthThenCheck) {
   std::ofstream(json, std::ios::trunc) << "{}";
   r = run_halo("data check " + d + " --json");
   EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 1) << "problems found: exit 1, as docs/guide/openlanev2.md says";
   const auto brace = r.out.find('{');
   ASSERT_NE(brace, std::string::npos) << r.out;
   c = nlohmann::json::parse(r.out.substr(brace, r.out.rfind('}') - brace + 1));
@@ -70,6 +71,7 @@ TEST(DataCommand, BadOptionsFailWithAHint) {
   EXPECT_NE(r.out.find("--subset C is not a subset"), std::string::npos) << r.out;
   r = run_halo("data check /nonexistent-halo-data");
   EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2) << "the check could not run: exit 2";
   EXPECT_NE(r.out.find("/nonexistent-halo-data/train: no such split folder"), std::string::npos) << r.out;
   r = run_halo("data --help");
   EXPECT_EQ(r.code, 0);

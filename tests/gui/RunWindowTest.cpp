@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <QAction>
+#include <QCheckBox>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -148,6 +149,20 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   EXPECT_TRUE(exported.at(0).at(0).toBool()) << d.result_text().toStdString();
   EXPECT_TRUE(QFile::exists(exported.at(0).at(1).toString()));
   EXPECT_TRUE(d.result_text().contains(exported.at(0).at(1).toString())) << d.result_text().toStdString();
+  // The same file again: refused, with the CLI's words, until "Replace" is ticked.
+  auto exports = [&](int n) {
+    while (exported.count() < n)
+      if (!exported.wait(120000)) return false;
+    return true;
+  };
+  d.start_export();
+  ASSERT_TRUE(exports(2));
+  EXPECT_FALSE(exported.at(1).at(0).toBool());
+  EXPECT_TRUE(d.result_text().contains("already exists")) << d.result_text().toStdString();
+  d.replace()->setChecked(true);
+  d.start_export();
+  ASSERT_TRUE(exports(3));
+  EXPECT_TRUE(exported.at(2).at(0).toBool()) << d.result_text().toStdString();
 
   // Strategies: the run's measured peak next to the planner's prediction for its config.
   t.w.compare_runs({run_dir});

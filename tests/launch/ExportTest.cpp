@@ -1,11 +1,16 @@
 // `halo export` read by the real reference clients: Python safetensors and
 // torch.load(weights_only=True) read the files, and timm's convnext_atto loads the
-// safetensors with strict=True and gives Halo's logits for the same input (fp32, 1e-5).
+// safetensors with strict=True and gives Halo's logits for the same input (fp32, 1e-5). An
+// export never writes over its input, a checkpoint or the history; an existing output needs --force.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <utility>
 
 #include <torch/torch.h>
 
@@ -91,6 +96,50 @@ TEST(Export, RefusesWhatIsNotACheckpoint) {
   CliResult missing = run_halo("export " + dir + "/none.pt -o " + dir + "/out.safetensors");
   EXPECT_NE(missing.code, 0);
   EXPECT_NE(missing.out.find("does not exist"), std::string::npos) << missing.out;
+}
+
+std::string file_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Every file under `dir` with its bytes.
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out[e.path().string()] = file_text(e.path());
+  return out;
+}
+
+TEST(Export, NeverOverwritesItsInputACheckpointOrTheHistory) {
+  const std::string dir = fresh_dir("export-refuse"), db = dir + "/history.db";
+  const std::string exp = write_experiment(dir, {{"schedule", {{"steps", 2}}}, {"train", {{"checkpoint_every", 1}}}});
+  CliResult run = run_halo("launch --no-progress --db " + db + " " + exp);
+  ASSERT_EQ(run.code, 0) << run.out;
+  const std::string ckpt = dir + "/run/checkpoints/step-000002.pt", older = dir + "/run/checkpoints/step-000001.pt";
+  ASSERT_TRUE(fs::exists(older));
+  const auto before = snapshot(dir);
+  for (const auto& [target, why] :
+       {std::pair{ckpt, "it is the checkpoint being exported"}, std::pair{older, "it is a resume checkpoint"},
+        std::pair{db, "it is the run history"}}) {
+    for (const char* force : {"", " --force"}) {
+      CliResult r = run_halo("export " + ckpt + " -o " + target + " --db " + db + force);
+      EXPECT_EQ(r.code, 2) << r.out;
+      EXPECT_NE(r.out.find("refusing to write " + target + ": " + why), std::string::npos) << r.out;
+    }
+  }
+  EXPECT_EQ(snapshot(dir), before);  // a refused export changes nothing on disk
+  const std::string out = dir + "/model.safetensors";
+  ASSERT_EQ(run_halo("export " + ckpt + " -o " + out + " --db " + db).code, 0);
+  const std::string exported = file_text(out);
+  CliResult again = run_halo("export " + older + " -o " + out + " --db " + db);
+  EXPECT_EQ(again.code, 2) << again.out;
+  EXPECT_NE(again.out.find(out + " already exists"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("pass --force"), std::string::npos) << again.out;
+  EXPECT_EQ(file_text(out), exported);
+  CliResult forced = run_halo("export " + older + " -o " + out + " --force --db " + db);
+  EXPECT_EQ(forced.code, 0) << forced.out;
+  EXPECT_NE(file_text(out), exported);  // step 1's weights now
 }
 
 }  // namespace

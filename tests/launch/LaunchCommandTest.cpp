@@ -1,6 +1,6 @@
 // `halo launch` end to end on CPU ranks: strategies give the same losses as one process,
-// resume equals an uninterrupted run, loss falls, a killed rank stops the run, and bad
-// experiments are refused with every problem named.
+// resume equals an uninterrupted run (from the highest step), loss falls, a killed rank stops
+// the run, and bad experiments and folders that hold a run are refused.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -10,6 +10,10 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
 #include <thread>
 
 #include <fmt/format.h>
@@ -26,6 +30,11 @@ std::vector<double> run_losses(const nlohmann::json& patch, const std::string& t
   CliResult r = run_halo("launch --no-progress " + write_experiment(dir, patch));
   EXPECT_EQ(r.code, 0) << r.out;
   return losses(dir + "/run");
+}
+
+std::string file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 void expect_same(const std::vector<double>& a, const std::vector<double>& b, double rel) {
@@ -75,6 +84,40 @@ TEST(Launch, ResumeEqualsUninterrupted) {
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_NEAR(tail[i], full[3 + i], 1e-6 * std::abs(full[3 + i])) << "step " << 3 + i;
   }
+}
+
+TEST(Launch, ANewRunInAFolderHoldingARunIsRefusedAndChangesNothing) {
+  const std::string dir = fresh_dir("held-folder");
+  const std::string exp = write_experiment(dir, {{"schedule", {{"steps", 2}}}});
+  ASSERT_EQ(run_halo("launch --no-progress " + exp).code, 0);
+  std::map<std::string, std::string> before;
+  for (const auto& e : fs::recursive_directory_iterator(dir + "/run"))
+    if (e.is_regular_file()) before[e.path().string()] = file_bytes(e.path());
+  CliResult again = run_halo("launch --no-progress " + exp + " --set optim.lr=0.01");
+  EXPECT_EQ(again.code, 2) << again.out;
+  EXPECT_NE(again.out.find("run folder " + dir + "/run already holds a run (config.json, events.jsonl"),
+            std::string::npos)
+      << again.out;
+  EXPECT_NE(again.out.find("halo launch --resume " + dir + "/run"), std::string::npos) << again.out;
+  std::map<std::string, std::string> after;
+  for (const auto& e : fs::recursive_directory_iterator(dir + "/run"))
+    if (e.is_regular_file()) after[e.path().string()] = file_bytes(e.path());
+  EXPECT_EQ(after, before);
+}
+
+TEST(Launch, ResumePicksTheHighestStepByNumber) {
+  const std::string dir = fresh_dir("resume-order");
+  const std::string exp = write_experiment(dir, {{"schedule", {{"steps", 3}}}, {"train", {{"checkpoint_every", 1}}}});
+  ASSERT_EQ(run_halo("launch --no-progress " + exp).code, 0);
+  const std::string ckpts = dir + "/run/checkpoints/";
+  // As text, step-999999.pt and a stray step-abc.pt sort after step-1000002.pt.
+  fs::rename(ckpts + "step-000002.pt", ckpts + "step-1000002.pt");
+  fs::rename(ckpts + "step-000001.pt", ckpts + "step-999999.pt");
+  fs::remove(ckpts + "step-000003.pt");
+  std::ofstream(ckpts + "step-abc.pt") << "not a checkpoint";
+  CliResult resumed = run_halo("launch --no-progress --resume " + dir + "/run");
+  ASSERT_EQ(resumed.code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("resuming from " + ckpts + "step-1000002.pt"), std::string::npos) << resumed.out;
 }
 
 TEST(Launch, LossFallsOnQuickstart) {

@@ -112,6 +112,35 @@ TEST(Runs, LaunchRecordsAFinishedRunThatRunsCommandsRead) {
   EXPECT_NE(run_halo("runs show 2 --db " + db).code, 0);
 }
 
+TEST(Runs, ARunningRunCannotBeDeleted) {
+  const std::string dir = fresh_dir("runs-delete-running"), db = dir + "/history.db";
+  int64_t id = 0;
+  {
+    HistoryDb h(db, HistoryDb::Mode::Write);  // a launcher that is alive: this test's own pid
+    id = h.begin_run(nlohmann::json{{"name", "live"}}, dir + "/run");
+  }
+  for (const char* yes : {" --yes", ""}) {
+    CliResult r = run_halo("runs delete " + std::to_string(id) + yes + " --db " + db + " < /dev/null");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("is RUNNING (launcher pid " + std::to_string(::getpid())), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("nothing deleted"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("[y/N]"), std::string::npos) << "refused before asking: " << r.out;
+  }
+  {
+    HistoryDb h(db, HistoryDb::Mode::Read);
+    ASSERT_TRUE(h.run(id).has_value());
+    EXPECT_EQ(h.run(id)->status, store::RunStatus::Running);
+  }
+  {
+    HistoryDb h(db, HistoryDb::Mode::Write);
+    h.finish_run(id, store::RunStatus::Finished, "");
+  }
+  CliResult done = run_halo("runs delete " + std::to_string(id) + " --yes --db " + db);
+  EXPECT_EQ(done.code, 0) << done.out;
+  HistoryDb h(db, HistoryDb::Mode::Read);
+  EXPECT_FALSE(h.run(id).has_value());
+}
+
 TEST(Runs, SigkilledLauncherLeavesAReadableHistoryAndAnInterruptedRun) {
   const std::string dir = fresh_dir("runs-kill");
   const std::string db = dir + "/h.db";
