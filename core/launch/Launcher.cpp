@@ -29,6 +29,7 @@
 #include "protocol/EventLine.h"
 #include "shard/ShardingCheck.h"
 #include "store/HistoryDb.h"
+#include "train/CheckpointName.h"
 #include "util/Error.h"
 
 namespace halo::launch {
@@ -48,19 +49,6 @@ std::string timestamp() {
   return buf;
 }
 
-// The step of a checkpoint named step-<digits>.pt (any number of digits), else nullopt.
-std::optional<int64_t> checkpoint_step(const fs::path& p) {
-  const std::string name = p.filename().string();
-  if (!name.starts_with("step-") || !name.ends_with(".pt") || name.size() <= 8 || name.size() > 8 + 18)
-    return std::nullopt;
-  int64_t step = 0;
-  for (size_t i = 5; i + 3 < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9') return std::nullopt;
-    step = step * 10 + (name[i] - '0');
-  }
-  return step;
-}
-
 // The checkpoint of the highest step (by number: step-1000002.pt is after step-999999.pt;
 // names that are not step-<digits>.pt are ignored).
 std::optional<std::string> latest_checkpoint(const fs::path& run_dir) {
@@ -69,7 +57,7 @@ std::optional<std::string> latest_checkpoint(const fs::path& run_dir) {
   std::error_code ec;
   if (!fs::is_directory(run_dir / "checkpoints", ec)) return best;
   for (const auto& e : fs::directory_iterator(run_dir / "checkpoints", ec)) {
-    const auto step = checkpoint_step(e.path());
+    const auto step = train::checkpoint_step(e.path());
     if (step && *step > best_step && e.is_regular_file(ec)) best_step = *step, best = e.path().string();
   }
   return best;

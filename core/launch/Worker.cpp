@@ -30,6 +30,7 @@
 #include "parallel/Mesh.h"
 #include "parallel/Rendezvous.h"
 #include "protocol/Event.h"
+#include "train/CheckpointName.h"
 #include "train/OpenLaneTask.h"
 #include "train/Trainer.h"
 #include "util/Error.h"
@@ -138,7 +139,7 @@ int run_worker(const WorkerOptions& o) {
     auto checkpoint = [&](int64_t step) {
       if (rank == 0) {
         fs::create_directories(ckpt_dir);
-        const std::string path = (ckpt_dir / fmt::format("step-{:06d}.pt", step)).string();
+        const std::string path = (ckpt_dir / train::checkpoint_file_name(step)).string();
         trainer.save_checkpoint(path);
         emit(protocol::CheckpointEvent{rank, step, path, static_cast<int64_t>(fs::file_size(path))});
       }

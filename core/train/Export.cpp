@@ -2,8 +2,6 @@
 // in timm's order), takes every tensor from the checkpoint, and writes them atomically.
 #include "train/Export.h"
 
-#include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +15,7 @@
 #include "io/TensorFile.h"
 #include "io/TorchArchive.h"
 #include "model/ConvNeXt.h"
+#include "train/CheckpointName.h"
 #include "util/Error.h"
 #include "util/Version.h"
 
@@ -36,11 +35,8 @@ std::string protected_reason(const fs::path& target, const ExportOptions& o) {
   if (same_file(target, o.checkpoint)) return "it is the checkpoint being exported";
   for (const auto& k : o.keep)
     if (same_file(target, k)) return "it is the run history";
-  const std::string name = target.filename().string();
-  const bool step_name = name.size() > 8 && name.starts_with("step-") && name.ends_with(".pt") &&
-                         std::all_of(name.begin() + 5, name.end() - 3, [](char c) { return std::isdigit(c); });
   std::error_code ec;
-  if (step_name || (fs::exists(target, ec) && target.parent_path().filename() == "checkpoints"))
+  if (checkpoint_step(target) || (fs::exists(target, ec) && target.parent_path().filename() == "checkpoints"))
     return "it is a resume checkpoint";
   char head[16] = {0};
   std::ifstream(target, std::ios::binary).read(head, sizeof head);

@@ -7,8 +7,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <map>
 #include <string>
 #include <utility>
 
@@ -98,19 +96,6 @@ TEST(Export, RefusesWhatIsNotACheckpoint) {
   EXPECT_NE(missing.out.find("does not exist"), std::string::npos) << missing.out;
 }
 
-std::string file_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// Every file under `dir` with its bytes.
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) out[e.path().string()] = file_text(e.path());
-  return out;
-}
-
 TEST(Export, NeverOverwritesItsInputACheckpointOrTheHistory) {
   const std::string dir = fresh_dir("export-refuse"), db = dir + "/history.db";
   const std::string exp = write_experiment(dir, {{"schedule", {{"steps", 2}}}, {"train", {{"checkpoint_every", 1}}}});
@@ -118,7 +103,7 @@ TEST(Export, NeverOverwritesItsInputACheckpointOrTheHistory) {
   ASSERT_EQ(run.code, 0) << run.out;
   const std::string ckpt = dir + "/run/checkpoints/step-000002.pt", older = dir + "/run/checkpoints/step-000001.pt";
   ASSERT_TRUE(fs::exists(older));
-  const auto before = snapshot(dir);
+  const auto before = files_under(dir);
   for (const auto& [target, why] :
        {std::pair{ckpt, "it is the checkpoint being exported"}, std::pair{older, "it is a resume checkpoint"},
         std::pair{db, "it is the run history"}}) {
@@ -128,7 +113,7 @@ TEST(Export, NeverOverwritesItsInputACheckpointOrTheHistory) {
       EXPECT_NE(r.out.find("refusing to write " + target + ": " + why), std::string::npos) << r.out;
     }
   }
-  EXPECT_EQ(snapshot(dir), before);  // a refused export changes nothing on disk
+  EXPECT_EQ(files_under(dir), before);  // a refused export changes nothing on disk
   const std::string out = dir + "/model.safetensors";
   ASSERT_EQ(run_halo("export " + ckpt + " -o " + out + " --db " + db).code, 0);
   const std::string exported = file_text(out);

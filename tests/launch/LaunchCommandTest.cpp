@@ -11,8 +11,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <map>
 #include <string>
 #include <thread>
 
@@ -30,11 +28,6 @@ std::vector<double> run_losses(const nlohmann::json& patch, const std::string& t
   CliResult r = run_halo("launch --no-progress " + write_experiment(dir, patch));
   EXPECT_EQ(r.code, 0) << r.out;
   return losses(dir + "/run");
-}
-
-std::string file_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 void expect_same(const std::vector<double>& a, const std::vector<double>& b, double rel) {
@@ -90,19 +83,14 @@ TEST(Launch, ANewRunInAFolderHoldingARunIsRefusedAndChangesNothing) {
   const std::string dir = fresh_dir("held-folder");
   const std::string exp = write_experiment(dir, {{"schedule", {{"steps", 2}}}});
   ASSERT_EQ(run_halo("launch --no-progress " + exp).code, 0);
-  std::map<std::string, std::string> before;
-  for (const auto& e : fs::recursive_directory_iterator(dir + "/run"))
-    if (e.is_regular_file()) before[e.path().string()] = file_bytes(e.path());
+  const auto before = files_under(dir + "/run");
   CliResult again = run_halo("launch --no-progress " + exp + " --set optim.lr=0.01");
   EXPECT_EQ(again.code, 2) << again.out;
   EXPECT_NE(again.out.find("run folder " + dir + "/run already holds a run (config.json, events.jsonl"),
             std::string::npos)
       << again.out;
   EXPECT_NE(again.out.find("halo launch --resume " + dir + "/run"), std::string::npos) << again.out;
-  std::map<std::string, std::string> after;
-  for (const auto& e : fs::recursive_directory_iterator(dir + "/run"))
-    if (e.is_regular_file()) after[e.path().string()] = file_bytes(e.path());
-  EXPECT_EQ(after, before);
+  EXPECT_EQ(files_under(dir + "/run"), before);
 }
 
 TEST(Launch, ResumePicksTheHighestStepByNumber) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace halo::testing {
 
@@ -68,6 +69,18 @@ std::vector<nlohmann::json> read_events(const std::string& run_dir, const std::s
 std::vector<double> losses(const std::string& run_dir) {
   std::vector<double> out;
   for (const auto& e : read_events(run_dir, "step")) out.push_back(e["losses"]["loss"].get<double>());
+  return out;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::map<std::string, std::string> files_under(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out[e.path().string()] = file_text(e.path().string());
   return out;
 }
 

@@ -2,6 +2,7 @@
 // `halo launch`, read the run's events.jsonl.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,10 @@ std::vector<nlohmann::json> read_events(const std::string& run_dir, const std::s
 std::vector<double> losses(const std::string& run_dir);
 
 std::string fresh_dir(const std::string& tag);
+
+// A file's bytes; every regular file under `dir` with its bytes (to check that a refused
+// command changed nothing on disk).
+std::string file_text(const std::string& path);
+std::map<std::string, std::string> files_under(const std::string& dir);
 
 }  // namespace halo::testing
