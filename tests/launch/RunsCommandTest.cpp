@@ -10,11 +10,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "RunHelpers.h"
 #include "store/HistoryDb.h"
+#include "util/Error.h"
 
 namespace halo::testing {
 namespace {
@@ -149,10 +151,17 @@ TEST(Runs, SigkilledLauncherLeavesAReadableHistoryAndAnInterruptedRun) {
     for (int i = 0; i < 600; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (!fs::exists(db)) continue;
-      HistoryDb h(db, HistoryDb::Mode::Read);  // a reader while the run writes
-      auto runs = h.list_runs();
-      if (runs.empty() || h.metric_rows(runs[0].id) < 20 || !runs[0].launcher_pid) continue;
-      ::kill(static_cast<pid_t>(*runs[0].launcher_pid), SIGKILL);
+      std::optional<pid_t> launcher;
+      try {
+        HistoryDb h(db, HistoryDb::Mode::Read);  // a reader while the run writes
+        auto runs = h.list_runs();
+        if (!runs.empty() && h.metric_rows(runs[0].id) >= 20 && runs[0].launcher_pid)
+          launcher = static_cast<pid_t>(*runs[0].launcher_pid);
+      } catch (const util::Error&) {
+        continue;  // the launcher is still creating the file: "no run history" yet
+      }
+      if (!launcher) continue;
+      ::kill(*launcher, SIGKILL);
       return;
     }
   });
