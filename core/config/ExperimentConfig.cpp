@@ -129,6 +129,28 @@ class Reader {
       return problem(path, *v, fix);
     out = v->get<std::string>();
   }
+  // A list of non-empty strings: a JSON array, or one string of comma-separated items.
+  void field(const std::string& path, std::vector<std::string>& out, Any) {
+    const json* v = find(path);
+    if (!v) return;
+    const std::string fix = "use a list of strings, e.g. [\"head.\"], or one string \"a.,b.\"";
+    std::vector<std::string> items;
+    if (v->is_string()) {
+      for (const std::string& item : split(v->get<std::string>(), ',')) {
+        const size_t first = item.find_first_not_of(' '), last = item.find_last_not_of(' ');
+        if (first != std::string::npos) items.push_back(item.substr(first, last - first + 1));
+      }
+    } else if (v->is_array()) {
+      for (const json& item : *v) {
+        if (!item.is_string() || item.get<std::string>().empty())
+          return problem(path, *v, fix + " (each a non-empty string)");
+        items.push_back(item.get<std::string>());
+      }
+    } else {
+      return problem(path, *v, fix + ", not " + type_of(*v));
+    }
+    out = std::move(items);
+  }
   template <class E>
   requires std::is_enum_v<E>
   void field(const std::string& path, E& out, Any) {
@@ -220,6 +242,8 @@ void visit_fields(Config& c, V& v) {
   v.field("model.num_classes", c.model.num_classes, Range{1, 1'000'000});
   v.field("model.drop_path", c.model.drop_path, kUnitOpen);
   v.field("model.dim", c.model.dim, Range{8, 4096});
+  v.field("model.pretrained", c.model.pretrained, Any{});
+  v.field("model.pretrained_skip", c.model.pretrained_skip, Any{});
   v.section("loss");
   v.field("loss.lc_cls", c.loss.lc_cls, kNonNegative);
   v.field("loss.lc_bbox", c.loss.lc_bbox, kNonNegative);
@@ -279,6 +303,7 @@ struct Describer {
     return out.back();
   }
   void field(const std::string& path, const std::string& v, Any) { add(path, FieldInfo::Kind::Text, v); }
+  void field(const std::string& path, const std::vector<std::string>& v, Any) { add(path, FieldInfo::Kind::Text, v); }
   template <class E>
   requires std::is_enum_v<E>
   void field(const std::string& path, const E& v, Any) {

@@ -17,6 +17,11 @@ struct ModelConfig {
   int64_t num_classes = 10;
   double drop_path = 0.0;
   int64_t dim = 128;  // openlanev2: feature width of the neck, BEV and heads (_dim_ of the baseline)
+  // A safetensors or torch file of timm-named weights to start from ("": random init); a
+  // resumed run takes its checkpoint's weights instead. Keys starting with a prefix of
+  // pretrained_skip are not loaded (JSON: a list, or one string of comma-separated prefixes).
+  std::string pretrained;
+  std::vector<std::string> pretrained_skip;
   bool operator==(const ModelConfig&) const = default;
 };
 

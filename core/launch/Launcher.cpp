@@ -30,6 +30,8 @@
 #include "shard/ShardingCheck.h"
 #include "store/HistoryDb.h"
 #include "train/CheckpointName.h"
+#include "train/Pretrained.h"
+#include "train/TaskFactory.h"
 #include "util/Error.h"
 
 namespace halo::launch {
@@ -140,6 +142,24 @@ int check_before_launch(config::ExperimentConfig& cfg, int nproc, const NodePlac
   return nodes.multi_node() && nproc == 0 ? world / nodes.nnodes : (nproc > 0 ? nproc : world);
 }
 
+// model.pretrained of a new run, before anything is written: the path made absolute (the
+// ranks and a later resume read it from config.json), every tensor matched against the model.
+void check_pretrained(config::ExperimentConfig& cfg) {
+  if (cfg.model.pretrained.empty()) return;
+  cfg.model.pretrained = fs::absolute(cfg.model.pretrained).lexically_normal().string();
+  const train::BareModel bare = train::make_model(cfg);
+  const train::PretrainedMatch m =
+      train::load_pretrained(*bare.module, cfg.model.pretrained, cfg.model.pretrained_skip, bare.backbone_prefix,
+                             /*check_only=*/true)
+          .match;
+  std::string note = fmt::format("halo: model.pretrained {}: {} tensor(s) load", cfg.model.pretrained, m.load.size());
+  if (!m.reinitialised.empty())
+    note += fmt::format("; re-initialised (class count differs): {}", fmt::join(m.reinitialised, ", "));
+  if (!m.skipped.empty()) note += fmt::format("; {} in the file not loaded (skipped)", m.skipped.size());
+  if (!m.kept.empty()) note += fmt::format("; {} outside the backbone start as initialised", m.kept.size());
+  std::fprintf(stderr, "%s\n", note.c_str());
+}
+
 // The rendezvous store on 127.0.0.1: at `wanted` when given and free, else on a free port.
 // Node 0 of a multi-node run: on every interface, at exactly `wanted` (the other nodes use it).
 std::unique_ptr<parallel::LocalStoreServer> start_store(uint16_t wanted, int world, bool multi_node) {
@@ -234,6 +254,7 @@ LaunchResult run_launch(const LaunchOptions& o) {
   auto [cfg, run_dir, resume_from] = load_run(o);
   const NodePlacement& nodes = o.nodes;
   const int nlocal = check_before_launch(cfg, o.nproc, nodes);
+  if (resume_from.empty()) check_pretrained(cfg);  // a resumed run takes its checkpoint's weights
   if (auto w = memory::fit_warning(cfg, o.resume_dir.empty() ? o.experiment : (run_dir / "config.json").string()))
     std::fprintf(stderr, "halo: warning: %s\n", w->c_str());
   const int first_rank = nodes.node_rank * nlocal;
@@ -253,6 +274,8 @@ LaunchResult run_launch(const LaunchOptions& o) {
   if (nodes.node_rank == 0) history.emplace(db_path, store::HistoryDb::Mode::Write);
   { std::ofstream(run_dir / "config.json") << config::to_json(cfg).dump(2) << "\n"; }
   const int64_t run_id = history ? history->begin_run(config::to_json(cfg), run_dir.string()) : 0;
+  if (history && resume_from.empty() && !cfg.model.pretrained.empty())
+    history->record_artifact(run_id, "pretrained", cfg.model.pretrained, std::nullopt);  // path, bytes, SHA-256
 
   const int world = cfg.world_size();
   std::unique_ptr<parallel::LocalStoreServer> server;

@@ -133,7 +133,13 @@ int run_worker(const WorkerOptions& o) {
     ::gethostname(host, sizeof host - 1);
     emit(protocol::HelloEvent{rank, world->world_size, ::getpid(), trainer.device_name(), host, mesh->sp_index(),
                               mesh->dp_index()});
-    if (!o.resume_from.empty()) trainer.load_checkpoint(o.resume_from);
+    if (!o.resume_from.empty())
+      trainer.load_checkpoint(o.resume_from);
+    else if (!cfg.model.pretrained.empty()) {
+      const train::PretrainedResult p = trainer.load_pretrained();
+      std::fprintf(stderr, "halo worker: rank %d: %zu tensor(s) from %s\n", rank, p.loaded,
+                   cfg.model.pretrained.c_str());
+    }
     if (rank == 0) emit(trainer.layout_event());
     const fs::path ckpt_dir = fs::path(o.run_dir) / "checkpoints";
     auto checkpoint = [&](int64_t step) {

@@ -1,5 +1,5 @@
 // Version 1: the first schema. Version 2: runs.run_dir (the run folder) and an index to
-// find a run's artifacts by path. Times are Unix seconds (REAL).
+// find a run's artifacts by path. Version 3: 'pretrained' artifacts. Times are Unix seconds.
 #include "store/Migrations.h"
 
 namespace halo::store {
@@ -86,6 +86,24 @@ CREATE TABLE notes (
       // 2: the run folder of each run; artifacts by path
       R"sql(
 ALTER TABLE runs ADD COLUMN run_dir TEXT NOT NULL DEFAULT '';
+CREATE INDEX artifacts_path ON artifacts(path);
+)sql",
+      // 3: artifacts of kind 'pretrained' (the model.pretrained file a run started from)
+      R"sql(
+CREATE TABLE artifacts_v3 (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL CHECK (kind IN ('checkpoint','export','pretrained')),
+  step INTEGER,
+  path TEXT NOT NULL,
+  bytes INTEGER,
+  sha256 TEXT,
+  time REAL NOT NULL
+);
+INSERT INTO artifacts_v3(id, run_id, kind, step, path, bytes, sha256, time)
+  SELECT id, run_id, kind, step, path, bytes, sha256, time FROM artifacts;
+DROP TABLE artifacts;
+ALTER TABLE artifacts_v3 RENAME TO artifacts;
 CREATE INDEX artifacts_path ON artifacts(path);
 )sql",
   };

@@ -23,13 +23,17 @@ arch::ConvNeXtVariant variant_of(const config::ExperimentConfig& cfg) {
 }  // namespace
 
 ClassificationTask::ClassificationTask(const config::ExperimentConfig& cfg, const c10::Device& device)
-    : model_(variant_of(cfg), cfg.model.num_classes, 3, cfg.model.drop_path),
+    : model_(make_model(cfg)),
       data_(cfg.data.views, cfg.data.height, cfg.data.width, cfg.model.num_classes, cfg.train.seed),
       device_(device),
       views_(cfg.data.views),
       height_(cfg.data.height),
       width_(cfg.data.width) {
   model_->to(device_);
+}
+
+model::ConvNeXt ClassificationTask::make_model(const config::ExperimentConfig& cfg) {
+  return model::ConvNeXt(variant_of(cfg), cfg.model.num_classes, 3, cfg.model.drop_path);
 }
 
 parallel::GradPlacement ClassificationTask::placement(const std::string& name) const {

@@ -17,6 +17,8 @@ class ClassificationTask : public TrainTask {
   // Builds the model (weights from the current torch seed) on `device`; util::Error for an
   // unknown model.arch.
   ClassificationTask(const config::ExperimentConfig& cfg, const c10::Device& device);
+  // The model alone, on the CPU (weights from the current torch seed).
+  static model::ConvNeXt make_model(const config::ExperimentConfig& cfg);
 
   torch::nn::Module& module() override { return *model_; }
   model::ConvNeXt backbone() const override { return model_; }

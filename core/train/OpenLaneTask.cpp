@@ -115,13 +115,17 @@ std::unique_ptr<data::MultiViewLoader> eval_loader(data::LoaderOptions o, const 
 
 OpenLaneTask::~OpenLaneTask() = default;
 
+model::OpenLaneBaseline OpenLaneTask::make_model(const config::ExperimentConfig& cfg) {
+  return model::OpenLaneBaseline(backbone_variant(cfg), options(cfg));
+}
+
 OpenLaneTask::OpenLaneTask(const config::ExperimentConfig& cfg, const c10::Device& device, const parallel::Mesh& mesh)
     : loss_(model::OpenLaneLossWeights{cfg.loss.lc_cls, cfg.loss.lc_bbox, cfg.loss.te_cls, cfg.loss.te_bbox,
                                        cfg.loss.te_iou, cfg.loss.lclc, cfg.loss.lcte},
             options(cfg).bev),
       device_(device),
       views_(cfg.data.views) {
-  model_ = model::OpenLaneBaseline(backbone_variant(cfg), options(cfg));
+  model_ = make_model(cfg);
   model_->to(device_);
   const data::LoaderOptions o = loader_options(cfg, mesh, part_);
   if (cfg.data.source == config::DataSource::Synthetic) {

@@ -36,6 +36,8 @@ class OpenLaneTask : public TrainTask {
   // cameras of subset A; util::Error otherwise). Either decodes only this rank's stripe.
   OpenLaneTask(const config::ExperimentConfig& cfg, const c10::Device& device, const parallel::Mesh& mesh);
   ~OpenLaneTask() override;
+  // The model alone, on the CPU (weights from the current torch seed).
+  static model::OpenLaneBaseline make_model(const config::ExperimentConfig& cfg);
 
   torch::nn::Module& module() override { return *model_; }
   model::ConvNeXt backbone() const override { return model_->img_backbone; }

@@ -3,6 +3,7 @@
 
 #include "train/ClassificationTask.h"
 #include "train/OpenLaneTask.h"
+#include "train/Pretrained.h"
 
 namespace halo::train {
 
@@ -15,6 +16,18 @@ std::unique_ptr<TrainTask> make_task(const config::ExperimentConfig& cfg, const 
       break;
   }
   return std::make_unique<ClassificationTask>(cfg, device);
+}
+
+BareModel make_model(const config::ExperimentConfig& cfg) {
+  switch (cfg.task) {
+    case config::Task::OpenLaneV2: {
+      model::OpenLaneBaseline m = OpenLaneTask::make_model(cfg);
+      return {m.ptr(), backbone_prefix(*m, *m->img_backbone)};
+    }
+    case config::Task::Convnext:
+      break;
+  }
+  return {ClassificationTask::make_model(cfg).ptr(), ""};
 }
 
 }  // namespace halo::train

@@ -266,6 +266,12 @@ void Trainer::load_checkpoint(const std::string& path) {
   s_->scaler.restore(scale.item<double>(), good.item<int64_t>());
 }
 
+PretrainedResult Trainer::load_pretrained() {
+  torch::nn::Module& m = s_->task->module();
+  return train::load_pretrained(m, cfg_.model.pretrained, cfg_.model.pretrained_skip,
+                                backbone_prefix(m, *s_->backbone));
+}
+
 protocol::LayoutEvent Trainer::layout_event() const {
   const int sp = mesh_->shape().sp;
   const int64_t images = cfg_.data.batch * cfg_.data.views;

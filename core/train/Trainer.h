@@ -13,6 +13,7 @@
 #include "config/ExperimentConfig.h"
 #include "protocol/LayoutEvent.h"
 #include "train/MemoryTracker.h"
+#include "train/Pretrained.h"
 
 namespace halo::parallel {
 class Mesh;
@@ -57,6 +58,9 @@ class Trainer {
   // holds identical state, so rank 0 writes and every rank can read.
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);
+  // model.pretrained into the model, before the first step of a new run (a resumed run takes
+  // its checkpoint's weights): util::Error listing every mismatch, nothing copied then.
+  PretrainedResult load_pretrained();
 
   protocol::LayoutEvent layout_event() const;  // per layer: shape on each rank, halos, activation bytes
   std::string device_name() const;
