@@ -35,6 +35,12 @@ std::vector<std::string> CoreChecks::before_launch(const config::ExperimentConfi
         fmt::format("data.root: \"{}\": no such folder\n  hint: choose the OpenLane-V2 folder (it holds "
                     "train/ and val/), or use data.source \"synthetic\"",
                     cfg.data.root));
+  if (!cfg.model.pretrained.empty() && !bad.count("model.pretrained") &&
+      !std::filesystem::is_regular_file(cfg.model.pretrained, ec))
+    out.push_back(
+        fmt::format("model.pretrained: \"{}\": no such file\n  hint: choose a safetensors or torch.save "
+                    "file of timm-named weights, or leave it empty to start from random weights",
+                    cfg.model.pretrained));
   if (cfg.parallel.device == config::Device::Cuda && !bad.count("parallel.device") && cuda_devices() == 0)
     out.push_back(
         "parallel.device is cuda but this machine has no CUDA device\n  hint: set parallel.device to cpu "

@@ -62,12 +62,17 @@ QString shown(const json& v) {
   return QString::fromStdString(v.dump());
 }
 
+// Fields that name a folder or a file: a "Browse…" button beside them.
+const std::set<QString> kPathFields{"data.root", "model.pretrained"};
+
 // Row labels where the key alone reads badly; other keys are shown as "Warmup steps".
 QString label_of(const FieldInfo& f) {
   static const std::map<std::string, const char*> labels{
       {"model.arch", "Architecture"},
       {"model.num_classes", "Classes"},
       {"model.dim", "Neck / head width (dim)"},
+      {"model.pretrained", "Pretrained weights"},
+      {"model.pretrained_skip", "Skip weight prefixes"},
       {"data.root", "Data folder"},
       {"data.batch", "Batch (per dp group)"},
       {"data.workers", "Loader workers"},
@@ -196,19 +201,23 @@ void SetupForm::build() {
     if (f.path == "run_dir") continue;  // a new run gets its own folder
     QFormLayout* form = section_form(f.section(), grid);
     QWidget* w = field_widget(f);
-    if (f.path != "data.root") {
+    const QString path = QString::fromStdString(f.path);
+    if (!kPathFields.count(path)) {
       form->addRow(label_of(f), w);
-      rows_[QString::fromStdString(f.path)] = Row{form, w};
+      rows_[path] = Row{form, w};
       continue;
     }
     auto* box = new QWidget(this);
     auto* row = new QHBoxLayout(box);
     row->setContentsMargins(0, 0, 0, 0);
     row->addWidget(w, 1);
-    browse_ = new QPushButton(tr("Browse…"), box);
-    row->addWidget(browse_);
+    auto* button = new QPushButton(tr("Browse…"), box);
+    button->setObjectName("browse:" + path);
+    connect(button, &QPushButton::clicked, this, [this, path] { browse(path); });
+    browse_[path] = button;
+    row->addWidget(button);
     form->addRow(label_of(f), box);
-    rows_[QString::fromStdString(f.path)] = Row{form, box};
+    rows_[path] = Row{form, box};
   }
   devices_ = new QLabel(this);
   devices_->setWordWrap(true);
@@ -262,16 +271,22 @@ void SetupForm::build() {
         QFileDialog::getSaveFileName(this, tr("Save experiment"), experiments_dir(), tr("Experiments (*.json)"));
     if (!p.isEmpty()) save_file(p);
   });
-  connect(browse_, &QPushButton::clicked, this, [this] {
-    const QString d = QFileDialog::getExistingDirectory(this, tr("OpenLane-V2 data folder"), line("data.root")->text());
-    if (!d.isEmpty()) {
-      line("data.root")->setText(d);
-      combo("data.source")->setCurrentText(QString::fromStdString(config::name_of(config::DataSource::OpenLaneV2)));
-    }
-  });
   connect(launch_, &QPushButton::clicked, this, [this] {
     if (valid_) emit launchRequested(experiment());
   });
+}
+
+void SetupForm::browse(const QString& path) {
+  if (path == "model.pretrained") {
+    const QString f = QFileDialog::getOpenFileName(this, tr("Pretrained weights (timm names)"), line(path)->text(),
+                                                   tr("Weights (*.safetensors *.pt *.pth *.bin);;All files (*)"));
+    if (!f.isEmpty()) line(path)->setText(f);
+    return;
+  }
+  const QString d = QFileDialog::getExistingDirectory(this, tr("OpenLane-V2 data folder"), line(path)->text());
+  if (d.isEmpty()) return;
+  line(path)->setText(d);
+  combo("data.source")->setCurrentText(QString::fromStdString(config::name_of(config::DataSource::OpenLaneV2)));
 }
 
 void SetupForm::fill_presets() {
@@ -328,7 +343,7 @@ void SetupForm::set_experiment(const json& experiment, const QString& source) {
 
 json SetupForm::experiment() const {
   json out = base_;
-  const std::set<QString> strings{"name", "data.root"};  // text as typed, never parsed as JSON
+  const std::set<QString> strings{"name", "data.root", "model.pretrained"};  // as typed, never parsed as JSON
   for (const auto& [path, w] : fields_) {
     json* v = at_path(out, path, true);
     if (!v) continue;
@@ -391,7 +406,7 @@ void SetupForm::show_task_fields() {
   const bool files =
       combo("data.source")->currentText().toStdString() == config::name_of(config::DataSource::OpenLaneV2);
   line("data.root")->setEnabled(files);
-  browse_->setEnabled(files);
+  browse_.at("data.root")->setEnabled(files);
 }
 
 void SetupForm::validate() {

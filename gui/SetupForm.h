@@ -71,6 +71,7 @@ class SetupForm : public QWidget {
   QFormLayout* section_form(const std::string& section, QGridLayout* grid);
   void fill_presets();
   void show_task_fields();
+  void browse(const QString& path);  // a folder (data.root) or a file (model.pretrained) chooser
 
   nlohmann::json base_;  // the loaded file: fields the form has no widget for survive
   std::map<QString, QWidget*> fields_;
@@ -82,7 +83,7 @@ class SetupForm : public QWidget {
   std::map<std::string, QFormLayout*> forms_;
   std::map<std::string, QGroupBox*> groups_;
   QComboBox* presets_ = nullptr;
-  QPushButton* browse_ = nullptr;
+  std::map<QString, QPushButton*> browse_;  // the "Browse…" button of each path field
   QPushButton* launch_ = nullptr;
   QLabel* status_ = nullptr;
   QLabel* devices_ = nullptr;

@@ -39,7 +39,7 @@ TEST(ExperimentConfig, DefaultsRoundTrip) {
 
 TEST(ExperimentConfig, ToJsonWritesEveryField) {
   const json j = to_json(ExperimentConfig{});
-  const std::map<std::string, size_t> sections{{"model", 4},  {"loss", 7},     {"data", 8}, {"parallel", 7},
+  const std::map<std::string, size_t> sections{{"model", 6},  {"loss", 7},     {"data", 8}, {"parallel", 7},
                                                {"optim", 10}, {"schedule", 3}, {"train", 7}};
   EXPECT_EQ(j.size(), 3 + sections.size());
   for (const auto& [name, n] : sections) {
@@ -52,12 +52,29 @@ TEST(ExperimentConfig, ToJsonWritesEveryField) {
   EXPECT_EQ(j["parallel"]["strategy"], "tp");
 }
 
+TEST(ExperimentConfig, PretrainedSkipIsAListOrOneStringOfCommaSeparatedPrefixes) {
+  auto skip = [](const json& v) {
+    return parse_experiment(json{{"model", {{"pretrained_skip", v}}}}).config.model.pretrained_skip;
+  };
+  EXPECT_EQ(skip(json::array({"head.", "stages.0."})), (std::vector<std::string>{"head.", "stages.0."}));
+  EXPECT_EQ(skip("head., stages.0.,"), (std::vector<std::string>{"head.", "stages.0."}));
+  EXPECT_TRUE(skip("").empty());
+  for (const json& bad : {json(3), json::array({"head.", 2}), json::array({""})}) {
+    const ConfigResult r = parse_experiment(json{{"model", {{"pretrained_skip", bad}}}});
+    ASSERT_EQ(r.problems.size(), 1u) << bad;
+    EXPECT_EQ(r.problems[0].field, "model.pretrained_skip");
+    EXPECT_NE(r.problems[0].fix.find("list of strings"), std::string::npos) << r.problems[0].fix;
+  }
+}
+
 TEST(ExperimentConfig, EveryNonDefaultValueRoundTripsThroughText) {
   ExperimentConfig c;
   c.name = "olv2.run_2";
   c.task = config::Task::OpenLaneV2;
   c.run_dir = "/tmp/runs/x";
   c.model = {"resnet18", 21, 0.25};
+  c.model.pretrained = "/weights/convnext_atto.safetensors";
+  c.model.pretrained_skip = {"head.", "stages.3."};
   c.data = {DataSource::OpenLaneV2, "/data/openlane-v2", 6, 720, 1280, 3, 4, EvalSplit::Train};
   c.parallel = {Strategy::TpCheckpoint, 4, 2, CheckpointLevel::Stage, Backend::Nccl, Device::Cuda, 3};
   c.optim = {OptimizerKind::Sgd, 0.1234567890123, 1e-4, 0.85, 0.8, 0.95, 1e-6, 0.0, true, 512};

@@ -172,6 +172,25 @@ TEST(SetupForm, ShowsEveryProblemAtOnce) {
   EXPECT_EQ(form.problem_count(), 2);
 }
 
+TEST(SetupForm, PretrainedWeightsHaveAFilePickerAndAMissingFileIsAProblem) {
+  SetupForm form;
+  ASSERT_TRUE(form.load_file(quickstart()));
+  EXPECT_NE(form.findChild<QPushButton*>("browse:model.pretrained"), nullptr);
+  EXPECT_NE(form.findChild<QPushButton*>("browse:data.root"), nullptr);
+  ASSERT_TRUE(form.valid()) << form.problems_text().toStdString();
+  form.line("model.pretrained")->setText("/no/such/weights.safetensors");
+  EXPECT_FALSE(form.valid());
+  EXPECT_TRUE(form.problems_text().contains("model.pretrained: \"/no/such/weights.safetensors\": no such file"))
+      << form.problems_text().toStdString();
+  const QString file = QDir(HALO_SOURCE_DIR).filePath("CMakeLists.txt");  // any existing file passes this check
+  form.line("model.pretrained")->setText(file);
+  form.line("model.pretrained_skip")->setText("head., stages.3.");
+  EXPECT_TRUE(form.valid()) << form.problems_text().toStdString();
+  const nlohmann::json e = form.experiment();
+  EXPECT_EQ(e["model"]["pretrained"], file.toStdString());
+  EXPECT_EQ(config::parse_experiment(e).config.model.pretrained_skip, (std::vector<std::string>{"head.", "stages.3."}));
+}
+
 TEST(SetupForm, CudaExperimentGetsAPredictionWithoutACudaDevice) {
   SetupForm form;
   ASSERT_TRUE(form.load_file(quickstart()));
