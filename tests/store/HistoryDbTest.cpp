@@ -97,6 +97,32 @@ TEST(StoreOpen, VersionOneDatabaseMigratesKeepingItsRuns) {
   EXPECT_EQ(db.run(id)->run_dir, "/runs/new");
 }
 
+TEST(StoreOpen, VersionTwoArtifactsSurviveAndPretrainedFilesCanBeRecorded) {
+  const std::string path = temp_db("v2");
+  raw_exec(path, "PRAGMA journal_mode=WAL; PRAGMA application_id=" + std::to_string(kApplicationId) + ";" +
+                     migrations()[0] + migrations()[1] + "PRAGMA user_version=2;" +
+                     "INSERT INTO runs(name, config, status) VALUES('old', '{}', 'FINISHED');"
+                     "INSERT INTO artifacts(run_id, kind, step, path, bytes, sha256, time) "
+                     "VALUES(1, 'checkpoint', 5, '/runs/old/checkpoints/step-000005.pt', 123, 'abc', 1.0);");
+  HistoryDb db(path, HistoryDb::Mode::Write);
+  EXPECT_EQ(db.schema_version(), current_schema_version());
+  auto arts = db.artifacts(1);
+  ASSERT_EQ(arts.size(), 1u);
+  EXPECT_EQ(arts[0].kind, "checkpoint");
+  EXPECT_EQ(arts[0].path, "/runs/old/checkpoints/step-000005.pt");
+  EXPECT_EQ(arts[0].sha256, "abc");
+  const std::string weights = path + ".weights";
+  std::ofstream(weights) << "abc";
+  const int64_t id = db.begin_run({{"name", "new"}}, "/runs/new");
+  db.record_artifact(id, "pretrained", weights, std::nullopt);
+  db.flush();
+  arts = db.artifacts(id);
+  ASSERT_EQ(arts.size(), 1u);
+  EXPECT_EQ(arts[0].kind, "pretrained");
+  // SHA-256("abc"), the FIPS 180-2 example.
+  EXPECT_EQ(arts[0].sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
 TEST(StoreOpen, VersionZeroHaloFileMigratesToCurrent) {
   const std::string path = temp_db("v0");
   raw_exec(path, "PRAGMA application_id=" + std::to_string(kApplicationId) + "; CREATE TABLE scratch(x);");
