@@ -22,6 +22,7 @@
 #include "launch/RankLineReader.h"
 #include "launch/RankSpawner.h"
 #include "launch/RankStopper.h"
+#include "launch/ResumePoint.h"
 #include "launch/RunRecorder.h"
 #include "memory/DeviceCapacity.h"
 #include "model/ConvNeXt.h"
@@ -51,20 +52,6 @@ std::string timestamp() {
   return buf;
 }
 
-// The checkpoint of the highest step (by number: step-1000002.pt is after step-999999.pt;
-// names that are not step-<digits>.pt are ignored).
-std::optional<std::string> latest_checkpoint(const fs::path& run_dir) {
-  std::optional<std::string> best;
-  int64_t best_step = -1;
-  std::error_code ec;
-  if (!fs::is_directory(run_dir / "checkpoints", ec)) return best;
-  for (const auto& e : fs::directory_iterator(run_dir / "checkpoints", ec)) {
-    const auto step = train::checkpoint_step(e.path());
-    if (step && *step > best_step && e.is_regular_file(ec)) best_step = *step, best = e.path().string();
-  }
-  return best;
-}
-
 // A new run must not write into a folder that holds one (its config, events, checkpoints).
 void refuse_folder_with_a_run(const fs::path& run_dir) {
   std::vector<std::string> found;
@@ -91,12 +78,11 @@ RunSetup load_run(const LaunchOptions& o) {
   RunSetup s;
   if (!o.resume_dir.empty()) {
     s.run_dir = o.resume_dir;
-    s.cfg = config::load_experiment((s.run_dir / "config.json").string(), o.overrides);
-    auto ckpt = latest_checkpoint(s.run_dir);
-    if (!ckpt)
-      throw util::Error(fmt::format("run folder {} has no checkpoint to resume from", s.run_dir.string()),
-                        "set train.checkpoint_every in the experiment so runs can be resumed");
-    s.resume_from = *ckpt;
+    ResumePlan plan = plan_resume(s.run_dir.string(), o.overrides);
+    for (const auto& w : plan.point.warnings) std::fprintf(stderr, "halo: warning: %s\n", w.c_str());
+    for (const auto& n : plan.notes) std::fprintf(stderr, "halo: %s\n", n.c_str());
+    s.cfg = std::move(plan.cfg);
+    s.resume_from = plan.point.path;
     return s;
   }
   std::vector<std::string> warnings;
