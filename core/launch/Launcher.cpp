@@ -42,8 +42,11 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-std::atomic<int> g_interrupted{0};
-void on_sigint(int) { g_interrupted = 1; }
+std::atomic<int> g_interrupted{0};  // the signal that stops the run: SIGINT (Ctrl-C) or SIGTERM
+void on_stop_signal(int signal) { g_interrupted = signal; }
+
+// What the history and the terminal say about a stop by `signal`.
+std::string stopped_by(int signal) { return signal == SIGTERM ? "stopped by SIGTERM" : "stopped by the user (Ctrl-C)"; }
 
 std::string timestamp() {
   std::time_t t = std::time(nullptr);
@@ -221,7 +224,7 @@ void supervise(const LaunchOptions& o, const config::ExperimentConfig& cfg, Rank
       }
     }
     if (g_interrupted && !stopper.stopping()) {
-      recorder.interrupted();
+      recorder.interrupted(stopped_by(g_interrupted));
       stopper.stop();
     }
     stopper.tick();
@@ -279,7 +282,9 @@ LaunchResult run_launch(const LaunchOptions& o) {
                      {"OMP_NUM_THREADS", std::to_string(cfg.parallel.threads_per_rank)}},
                     run_dir.string(), /*capture_stdout=*/true);
   g_interrupted = 0;
-  auto old_handler = std::signal(SIGINT, on_sigint);
+  // SIGTERM (timeout, scancel, docker stop) stops the run as Ctrl-C does.
+  auto old_int = std::signal(SIGINT, on_stop_signal);
+  auto old_term = std::signal(SIGTERM, on_stop_signal);
   ranks.start_node(world, port, nodes.multi_node() ? nodes.master_addr : "127.0.0.1", first_rank, nlocal);
   if (nodes.multi_node())
     std::fprintf(stderr, "halo: node %d of %d: ranks %d..%d, store %s:%u%s\n", nodes.node_rank, nodes.nnodes,
@@ -291,9 +296,10 @@ LaunchResult run_launch(const LaunchOptions& o) {
 
   RunRecorder recorder(run_dir, history ? &*history : nullptr, run_id);
   supervise(o, cfg, ranks, first_rank, nlocal, recorder, res);
-  std::signal(SIGINT, old_handler);
+  std::signal(SIGINT, old_int);
+  std::signal(SIGTERM, old_term);
   res.failure = recorder.failure();
-  res.exit_code = res.failure.empty() ? 0 : (g_interrupted ? 130 : 1);
+  res.exit_code = res.failure.empty() ? 0 : (g_interrupted ? 128 + g_interrupted : 1);
   recorder.finish(g_interrupted != 0);
   return res;
 }

@@ -31,7 +31,7 @@ void RunRecorder::rank_failed(int rank, int code, const std::string& log_path, c
   failure_ += fmt::format("\n  rank {} log ({}):\n{}", rank, log_path, log_tail);
 }
 
-void RunRecorder::interrupted() { failure_ = "stopped by the user (Ctrl-C)"; }
+void RunRecorder::interrupted(const std::string& how) { failure_ = how; }
 
 void RunRecorder::tick() {
   if (history_) history_->tick();

@@ -21,7 +21,9 @@ class RunRecorder {
   protocol::EventLine record(int rank, const std::string& line);
   // A rank exited non-zero (before any stop): the failure (when none yet), then its log's tail.
   void rank_failed(int rank, int code, const std::string& log_path, const std::string& log_tail);
-  void interrupted();  // the user stopped the run (replaces the failure)
+  // The user stopped the run (replaces the failure): "stopped by the user (Ctrl-C)",
+  // "stopped by SIGTERM".
+  void interrupted(const std::string& how);
   const std::string& failure() const { return failure_; }
   void tick();  // lets the history commit its batch
   // Closes the run's history row: finished, killed (interrupted) or failed, with the failure.

@@ -135,27 +135,49 @@ TEST(Launch, KilledRankStopsTheRunWithinTenSeconds) {
   EXPECT_LT(last.back()["step"].get<int64_t>(), 100000 - 1);
 }
 
-TEST(Launch, CtrlCStopsEveryRankCleanly) {
-  const std::string dir = fresh_dir("sigint");
+// Ctrl-C, and SIGTERM (what timeout, scancel and docker stop send), stop every rank cleanly
+// and close the run as KILLED saying which.
+struct StopSignal {
+  int signal;
+  int exit_code;
+  const char* reason;
+};
+
+class LaunchStop : public ::testing::TestWithParam<StopSignal> {};
+
+TEST_P(LaunchStop, StopsEveryRankCleanlyAndRecordsTheRunAsKilled) {
+  const StopSignal& p = GetParam();
+  const std::string dir = fresh_dir("stop"), db = dir + "/h.db";
   const std::string exp = write_experiment(dir, {{"schedule", {{"steps", 100000}}}});
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::execl(HALO_CLI, HALO_CLI, "launch", "--no-progress", exp.c_str(), static_cast<char*>(nullptr));
+    ::execl(HALO_CLI, HALO_CLI, "launch", "--no-progress", "--db", db.c_str(), exp.c_str(),
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   for (int i = 0; i < 600 && read_events(dir + "/run", "step", 0).empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_FALSE(read_events(dir + "/run", "step", 0).empty());
   auto hello = read_events(dir + "/run", "hello", -1);
-  ::kill(pid, SIGINT);
+  ::kill(pid, p.signal);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  ASSERT_TRUE(WIFEXITED(status)) << "the launcher died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), p.exit_code);
   for (const auto& h : hello) {
     EXPECT_NE(::kill(h["pid"].get<int>(), 0), 0) << "rank still alive: " << h.dump();
   }
+  CliResult show = run_halo("runs show 1 --json --db " + db);
+  ASSERT_EQ(show.code, 0) << show.out;
+  const auto run = nlohmann::json::parse(show.out);
+  EXPECT_EQ(run["status"], "KILLED");
+  EXPECT_EQ(run["exit_reason"], p.reason);
 }
+
+INSTANTIATE_TEST_SUITE_P(Signals, LaunchStop,
+                         ::testing::Values(StopSignal{SIGINT, 130, "stopped by the user (Ctrl-C)"},
+                                           StopSignal{SIGTERM, 143, "stopped by SIGTERM"}),
+                         [](const auto& info) { return info.param.signal == SIGINT ? "CtrlC" : "Sigterm"; });
 
 TEST(Launch, BadExperimentListsEveryProblem) {
   const std::string dir = fresh_dir("bad");

@@ -49,8 +49,8 @@ TEST(RunRecorder, TagsEveryLineIntoEventsJsonlAndTakesTheFirstError) {
   EXPECT_EQ(rec.failure(), "rank 1: disk full\n  hint: free some space");
   rec.rank_failed(1, 1, "/r/rank1.log", "    last line\n");
   EXPECT_EQ(rec.failure(), "rank 1: disk full\n  hint: free some space\n  rank 1 log (/r/rank1.log):\n    last line\n");
-  rec.interrupted();
-  EXPECT_EQ(rec.failure(), "stopped by the user (Ctrl-C)");
+  rec.interrupted("stopped by SIGTERM");
+  EXPECT_EQ(rec.failure(), "stopped by SIGTERM");
 }
 
 TEST(RunRecorder, AnExitWithoutAnErrorEventIsTheFailure) {
