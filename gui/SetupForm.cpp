@@ -365,8 +365,14 @@ bool SetupForm::load_file(const QString& path) {
     emit message(tr("cannot read experiment file '%1': %2").arg(path, f.errorString()));
     return false;
   }
-  json j = json::parse(f.readAll().toStdString(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  json j;
+  try {  // as the launcher reads it: duplicate keys and bad JSON are named
+    j = config::parse_json_strict(f.readAll().toStdString(), "experiment file '" + path.toStdString() + "'");
+  } catch (const util::Error& e) {
+    emit message(QString::fromStdString(e.problem() + "; " + e.hint()));
+    return false;
+  }
+  if (!j.is_object()) {
     emit message(tr("experiment file '%1' is not a JSON object; fix the JSON or choose another file").arg(path));
     return false;
   }

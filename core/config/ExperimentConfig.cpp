@@ -427,8 +427,10 @@ std::optional<std::string> closest_key(const std::string& path, const std::set<s
   return best;
 }
 
-void warn_unknown(const json& root, const Reader& r, std::vector<std::string>& warnings) {
+void warn_unknown(const json& root, const Reader& r, ConfigResult& out) {
+  std::vector<std::string>& warnings = out.warnings;
   auto warn = [&](const std::string& path) {
+    out.unknown.push_back(path);
     std::string w = fmt::format("unknown key '{}' ignored", path.size() > 80 ? path.substr(0, 77) + "..." : path);
     if (r.known.count(path))  // a literal dotted key, e.g. {"optim.lr": 1}
       w += fmt::format("; nest it: \"{}\": {{\"{}\": ...}}", split_last(path).first, split_last(path).second);
@@ -457,7 +459,7 @@ ConfigResult parse_experiment(const json& j) {
   Reader reader(j, r);
   visit_fields(r.config, reader);
   check_combinations(r.config, reader, r.problems);
-  warn_unknown(j, reader, r.warnings);
+  warn_unknown(j, reader, r);
   return r;
 }
 
@@ -486,8 +488,54 @@ void apply_override(json& j, const std::string& assignment) {
   (*node)[parts.back()] = std::move(value);
 }
 
-ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides,
-                                 std::vector<std::string>* warnings) {
+json parse_json_strict(const std::string& text, const std::string& what) {
+  struct Open {        // an object (its keys so far) or an array being parsed
+    std::string step;  // how its parent reaches it: ".key", "[]", or "" at the top
+    bool object;
+    std::set<std::string> keys;
+  };
+  std::vector<Open> open;
+  std::string key;  // the last key read
+  std::optional<std::string> twice;
+  auto step = [&]() { return open.empty() ? std::string() : (open.back().object ? "." + key : "[]"); };
+  // The dotted path is built only for a duplicate: building it per container would be
+  // quadratic in the nesting depth (a hostile file nests 100 000 levels).
+  auto path_of_key = [&]() {
+    std::string path;
+    for (const auto& o : open) path += o.step;
+    return (path + "." + key).substr(1);
+  };
+  const json::parser_callback_t watch = [&](int, json::parse_event_t ev, json& parsed) {
+    using E = json::parse_event_t;
+    if (ev == E::object_start || ev == E::array_start) open.push_back({step(), ev == E::object_start, {}});
+    if (ev == E::object_end || ev == E::array_end) open.pop_back();
+    if (ev == E::key && !open.empty()) {
+      key = parsed.get<std::string>();
+      if (!open.back().keys.insert(key).second && !twice) twice = path_of_key();
+    }
+    return true;
+  };
+  json j;
+  try {
+    j = json::parse(text, watch);
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
+    std::string why = e.what();         // "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    if (auto at = why.find("] "); at != std::string::npos) why = why.substr(at + 2);
+    throw util::Error(fmt::format("{} is not valid JSON: {}", what, why),
+                      "fix the JSON at that line and column (strings in double quotes, no trailing commas)");
+  }
+  if (twice) {
+    const std::string shown = twice->size() > 80 ? twice->substr(0, 77) + "..." : *twice;
+    throw util::Error(fmt::format("{} has the key '{}' twice", what, shown),
+                      "keep one of them: JSON readers differ on which copy wins, so Halo refuses both");
+  }
+  return j;
+}
+
+namespace {
+
+// The file's text, refusing anything longer than kMaxExperimentBytes (reading stops there).
+std::string read_capped(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     throw util::Error(fmt::format("experiment file '{}' does not exist", path),
@@ -497,18 +545,36 @@ ExperimentConfig load_experiment(const std::string& path, const std::vector<std:
     throw util::Error(fmt::format("cannot read experiment file '{}': {}", path,
                                   in.is_open() ? "it is a directory" : std::strerror(errno)),
                       "give the path of a readable .json file");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
-    std::string what = e.what();        // "[json.exception.parse_error.101] parse error at line L, column C: ..."
-    if (auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
-    throw util::Error(fmt::format("experiment file '{}' is not valid JSON: {}", path, what),
-                      "fix the JSON at that line and column (strings in double quotes, no trailing commas)");
+  std::string text(kMaxExperimentBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxExperimentBytes)
+    throw util::Error(fmt::format("experiment file '{}' is longer than {} KiB; refusing to read further", path,
+                                  kMaxExperimentBytes >> 10),
+                      "an experiment is a small JSON object (see experiments/); check the path");
+  return text;
+}
+
+// An override that names no known key is an error, not a warning: it was typed for this run.
+void check_override_keys(const std::vector<std::string>& overrides, const ConfigResult& r) {
+  for (const auto& o : overrides) {
+    const std::string path = o.substr(0, o.find('='));
+    for (size_t i = 0; i < r.unknown.size(); ++i)
+      if (r.unknown[i] == path || r.unknown[i].starts_with(path + "."))
+        throw util::Error(fmt::format("--set '{}': {}", o, r.warnings[i]),
+                          "--set takes the dotted key of a setting, e.g. --set optim.lr=0.0005 (see "
+                          "docs/guide/training.md for every key)");
   }
+}
+
+}  // namespace
+
+ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides,
+                                 std::vector<std::string>* warnings) {
+  json j = parse_json_strict(read_capped(path), fmt::format("experiment file '{}'", path));
   for (const auto& o : overrides) apply_override(j, o);
   ConfigResult r = parse_experiment(j);
+  check_override_keys(overrides, r);
   if (warnings) warnings->insert(warnings->end(), r.warnings.begin(), r.warnings.end());
   if (const size_t n = r.problems.size())
     throw util::Error(

@@ -113,6 +113,7 @@ struct ConfigResult {
   ExperimentConfig config;  // defaults where a setting was missing or had a problem
   std::vector<ConfigProblem> problems;
   std::vector<std::string> warnings;  // unknown keys (ignored), with the closest known key
+  std::vector<std::string> unknown;   // those keys' dotted paths, one per warning, in the same order
 };
 
 // Parses + validates; never throws for bad content (problems are collected).
@@ -122,9 +123,20 @@ ConfigResult parse_experiment(const nlohmann::json& j);
 // creating missing objects; util::Error on malformed text or a path through a non-object.
 void apply_override(nlohmann::json& j, const std::string& assignment);
 
-// Reads the file (errors name the path: missing, unreadable, not JSON with line/column),
-// applies overrides in order, parses; throws util::Error listing every problem
-// ("  - field: value: fix" lines) when there are problems. Warnings go to *warnings.
+// Experiment files are small (a hostile 1 MiB string still reads as one clear problem); a longer
+// one (e.g. /dev/zero) is refused after this many bytes.
+constexpr size_t kMaxExperimentBytes = 4 << 20;
+
+// Parses JSON text as an experiment file is read: util::Error (naming `what`) for invalid
+// JSON, a number out of range, or a key that appears twice in one object (JSON readers differ
+// on which copy wins, so Halo takes neither).
+nlohmann::json parse_json_strict(const std::string& text, const std::string& what);
+
+// Reads the file (errors name the path: missing, unreadable, over kMaxExperimentBytes, not JSON
+// with line/column, duplicate keys), applies overrides in order, parses; throws util::Error
+// listing every problem ("  - field: value: fix" lines) when there are problems, and when an
+// override names an unknown key (with the likely key). Warnings (unknown keys in the file) go
+// to *warnings.
 ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides,
                                  std::vector<std::string>* warnings = nullptr);
 

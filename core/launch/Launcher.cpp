@@ -14,6 +14,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -131,6 +132,19 @@ int check_before_launch(config::ExperimentConfig& cfg, int nproc, const NodePlac
   return nodes.multi_node() && nproc == 0 ? world / nodes.nnodes : (nproc > 0 ? nproc : world);
 }
 
+// CPU ranks of this node whose threads outnumber its cores compete for them: say so, with
+// the setting that fits (a warning: the user may know better, e.g. under a CPU quota).
+void warn_thread_budget(const config::ExperimentConfig& cfg, int nlocal) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  const int64_t threads = static_cast<int64_t>(nlocal) * cfg.parallel.threads_per_rank;
+  if (cfg.parallel.device != config::Device::Cpu || cores == 0 || threads <= cores) return;
+  std::fprintf(stderr,
+               "halo: warning: %d rank(s) x parallel.threads_per_rank %d = %lld threads on %u core(s): the ranks "
+               "will compete for cores and run slower; --set parallel.threads_per_rank=%d fits\n",
+               nlocal, cfg.parallel.threads_per_rank, static_cast<long long>(threads), cores,
+               std::max(1, static_cast<int>(cores) / std::max(1, nlocal)));
+}
+
 // model.pretrained of a new run, before anything is written: the path made absolute (the
 // ranks and a later resume read it from config.json), every tensor matched against the model.
 void check_pretrained(config::ExperimentConfig& cfg) {
@@ -244,6 +258,7 @@ LaunchResult run_launch(const LaunchOptions& o) {
   const NodePlacement& nodes = o.nodes;
   const int nlocal = check_before_launch(cfg, o.nproc, nodes);
   if (resume_from.empty()) check_pretrained(cfg);  // a resumed run takes its checkpoint's weights
+  warn_thread_budget(cfg, nlocal);
   if (auto w = memory::fit_warning(cfg, o.resume_dir.empty() ? o.experiment : (run_dir / "config.json").string()))
     std::fprintf(stderr, "halo: warning: %s\n", w->c_str());
   const int first_rank = nodes.node_rank * nlocal;

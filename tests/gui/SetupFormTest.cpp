@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -139,6 +141,22 @@ TEST(SetupForm, SaveThenLoadKeepsEveryField) {
   QSignalSpy messages(&other, &SetupForm::message);
   EXPECT_FALSE(other.load_file(path));  // gone: a message, not a crash
   EXPECT_EQ(messages.count(), 1);
+}
+
+TEST(SetupForm, AFileWithADuplicateKeyIsRefusedNamingTheKey) {
+  const QString path = QDir::temp().filePath(QString("halo-gui-dup-%1.json").arg(QCoreApplication::applicationPid()));
+  {
+    QFile f(path);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(R"({"name": "a", "optim": {"lr": 0.1, "lr": 0.2}})");
+  }
+  SetupForm form;
+  QSignalSpy messages(&form, &SetupForm::message);
+  EXPECT_FALSE(form.load_file(path));
+  ASSERT_EQ(messages.count(), 1);
+  const QString text = messages.at(0).at(0).toString();
+  EXPECT_TRUE(text.contains("has the key 'optim.lr' twice")) << text.toStdString();
+  QFile::remove(path);
 }
 
 TEST(SetupForm, HasAWidgetForEveryFieldOfTheConfig) {

@@ -179,6 +179,23 @@ INSTANTIATE_TEST_SUITE_P(Signals, LaunchStop,
                                            StopSignal{SIGTERM, 143, "stopped by SIGTERM"}),
                          [](const auto& info) { return info.param.signal == SIGINT ? "CtrlC" : "Sigterm"; });
 
+TEST(Launch, MoreThreadsThanCoresIsAWarningWithTheSettingThatFits) {
+  const std::string dir = fresh_dir("threads");
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  ASSERT_GT(cores, 0);
+  const std::string exp =
+      write_experiment(dir, {{"schedule", {{"steps", 1}}}, {"parallel", {{"threads_per_rank", cores}}}});
+  CliResult r = run_halo("launch --no-progress " + exp);  // 2 ranks x cores threads
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("2 rank(s) x parallel.threads_per_rank {} = {} threads on {} core(s)", cores,
+                                   2 * cores, cores)),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(fmt::format("--set parallel.threads_per_rank={} fits", std::max(1, cores / 2))),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Launch, BadExperimentListsEveryProblem) {
   const std::string dir = fresh_dir("bad");
   const std::string exp = write_experiment(
