@@ -9,9 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -109,6 +111,19 @@ int lock_run_folder(const fs::path& run_dir) {
   return fd;
 }
 
+// HALO_SILENCE_S: how long a rank may write nothing (not even its heartbeat); default 20 s.
+long silence_limit_s() {
+  const char* v = std::getenv("HALO_SILENCE_S");
+  if (v == nullptr || *v == '\0') return 20;
+  char* end = nullptr;
+  const long s = std::strtol(v, &end, 10);
+  if (*end != '\0' || s < 1 || s > 86400 * 7)
+    throw util::Error(
+        fmt::format("environment variable HALO_SILENCE_S='{}' is not a number of seconds in [1, 604800]", v),
+        "set it to how long a rank may write nothing before the run is stopped, or unset it");
+  return s;
+}
+
 // Everything about the experiment that must hold before any process starts; returns the
 // number of ranks on this node.
 int check_before_launch(config::ExperimentConfig& cfg, int nproc, const NodePlacement& nodes) {
@@ -127,6 +142,7 @@ int check_before_launch(config::ExperimentConfig& cfg, int nproc, const NodePlac
                     nproc, nodes.nnodes * nproc, cfg.parallel.sp, cfg.parallel.dp, world),
         fmt::format("drop --nproc (then sp x dp / nnodes ranks run per node), or use --set parallel.dp={}",
                     nodes.nnodes * nproc / std::max(1, cfg.parallel.sp)));
+  silence_limit_s();  // a bad HALO_SILENCE_S is refused before any rank starts
   auto variant = arch::find_convnext_variant(cfg.model.arch);
   if (variant) shard::check_shardable(arch::convnext_layers(*variant).windows(), cfg.data.width, cfg.parallel.sp);
   return nodes.multi_node() && nproc == 0 ? world / nodes.nnodes : (nproc > 0 ? nproc : world);
@@ -207,6 +223,43 @@ void warn_malformed(int rank, const protocol::MalformedEvent& bad, bool& warned)
   std::fprintf(stderr, "halo: warning: rank %d: %s (kept in events.jsonl as written)\n", rank, bad.problem.c_str());
 }
 
+// What a rank's process is doing, from /proc/<pid>/stat's state letter.
+std::string process_state(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto paren = stat.rfind(')');  // the command may hold spaces and parentheses
+  const char state = paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+  switch (state) {
+    case 'T':
+    case 't':
+      return fmt::format("its process (pid {}) is stopped (SIGSTOP or a debugger)", pid);
+    case 'D':
+      return fmt::format("its process (pid {}) is stuck in uninterruptible I/O (state D)", pid);
+    case '?':
+      return fmt::format("its process (pid {}) is gone", pid);
+    default:
+      return fmt::format("its process (pid {}) is alive but writes nothing (state {})", pid, state);
+  }
+}
+
+// Silence watch: every rank writes a heartbeat every few seconds (a thread of the worker), so
+// one silent for HALO_SILENCE_S seconds after its first line is stopped or frozen (a rank
+// that never starts is the join timeout's). Returns the failure, or "".
+std::string silent_rank(const std::vector<std::optional<clock_type::time_point>>& last_line,
+                        const RankLineReader& reader, const RankSpawner& ranks, int first_rank,
+                        std::chrono::seconds limit) {
+  const auto now = clock_type::now();
+  for (size_t k = 0; k < last_line.size(); ++k) {
+    const int local = static_cast<int>(k);
+    if (!last_line[k] || !reader.open(local) || now - *last_line[k] < limit) continue;  // watched from its first line
+    return fmt::format(
+        "rank {} is silent: no heartbeat for {} s; {}\n  hint: the other ranks wait for it; continue it (kill -CONT "
+        "{}) or find what holds it (HALO_SILENCE_S sets how long a rank may be silent)",
+        first_rank + local, limit.count(), process_state(ranks.pid(local)), ranks.pid(local));
+  }
+  return "";
+}
+
 // Until every rank has exited: their lines recorded, the first rank's steps reported, all
 // stopped when one fails or the user presses Ctrl-C.
 void supervise(const LaunchOptions& o, const config::ExperimentConfig& cfg, RankSpawner& ranks, int first_rank,
@@ -216,9 +269,12 @@ void supervise(const LaunchOptions& o, const config::ExperimentConfig& cfg, Rank
   for (int r = 0; r < nlocal; ++r) fds.push_back(ranks.stdout_fd(r));
   RankLineReader reader(std::move(fds));
   const auto t0 = clock_type::now();
+  const std::chrono::seconds silence(silence_limit_s());
+  std::vector<std::optional<clock_type::time_point>> last_line(static_cast<size_t>(nlocal));
   bool warned = false;
   auto on_line = [&](int local, const std::string& text) {
     const int rank = first_rank + local;
+    last_line[static_cast<size_t>(local)] = clock_type::now();
     const protocol::EventLine line = recorder.record(rank, text);
     if (const auto* bad = std::get_if<protocol::MalformedEvent>(&line.event)) warn_malformed(rank, *bad, warned);
     const auto* step = std::get_if<protocol::StepEvent>(&line.event);
@@ -237,6 +293,11 @@ void supervise(const LaunchOptions& o, const config::ExperimentConfig& cfg, Rank
         stopper.stop();
       }
     }
+    if (!stopper.stopping())
+      if (const std::string why = silent_rank(last_line, reader, ranks, first_rank, silence); !why.empty()) {
+        recorder.rank_silent(why);
+        stopper.stop();
+      }
     if (g_interrupted && !stopper.stopping()) {
       recorder.interrupted(stopped_by(g_interrupted));
       stopper.stop();

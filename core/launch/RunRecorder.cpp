@@ -19,6 +19,7 @@ void RunRecorder::append(const std::string& text) {
 protocol::EventLine RunRecorder::record(int rank, const std::string& line) {
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   protocol::EventLine tagged = protocol::tag_line(line, rank, now);
+  if (std::holds_alternative<protocol::HeartbeatEvent>(tagged.event)) return tagged;  // for the silence watch only
   append(protocol::to_line(tagged));
   if (history_) history_->record_event(run_id_, tagged);
   if (const auto* error = std::get_if<protocol::ErrorEvent>(&tagged.event); error && failure_.empty())
@@ -32,6 +33,10 @@ void RunRecorder::rank_failed(int rank, int code, const std::string& log_path, c
 }
 
 void RunRecorder::interrupted(const std::string& how) { failure_ = how; }
+
+void RunRecorder::rank_silent(const std::string& why) {
+  if (failure_.empty()) failure_ = why;
+}
 
 void RunRecorder::tick() {
   if (history_) history_->tick();

@@ -16,14 +16,16 @@ class RunRecorder {
  public:
   // history: the run's history, or null (node R > 0 writes none); run_id: its begin_run().
   RunRecorder(const std::filesystem::path& run_dir, store::HistoryDb* history, int64_t run_id);
-  // One line of global rank `rank`'s stdout: tagged, appended, recorded; an error event
-  // becomes the failure when there is none yet. Returns the tagged line.
+  // One line of global rank `rank`'s stdout: tagged, appended, recorded (a heartbeat is only
+  // tagged); an error event becomes the failure when there is none yet. Returns the tagged line.
   protocol::EventLine record(int rank, const std::string& line);
   // A rank exited non-zero (before any stop): the failure (when none yet), then its log's tail.
   void rank_failed(int rank, int code, const std::string& log_path, const std::string& log_tail);
   // The user stopped the run (replaces the failure): "stopped by the user (Ctrl-C)",
   // "stopped by SIGTERM".
   void interrupted(const std::string& how);
+  // The silence watch found a rank silent: `why` is the failure when there is none yet.
+  void rank_silent(const std::string& why);
   const std::string& failure() const { return failure_; }
   void tick();  // lets the history commit its batch
   // Closes the run's history row: finished, killed (interrupted) or failed, with the failure.

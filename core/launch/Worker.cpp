@@ -13,12 +13,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <stop_token>
+#include <thread>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -84,6 +89,21 @@ long env_long(const char* name, long lo, long hi, long fallback) {
   return x;
 }
 
+// From the rank's start until run_worker returns, whatever its main thread is doing (a long
+// step, a checkpoint, a collective): a heartbeat line every `every_ms` for the launcher's
+// silence watch. Only a stopped or frozen process falls silent.
+std::jthread start_heartbeat(int rank, long every_ms) {
+  return std::jthread([rank, every_ms](std::stop_token stop) {
+    std::mutex m;
+    std::condition_variable_any wake;
+    std::unique_lock lock(m);
+    while (!stop.stop_requested()) {
+      emit(protocol::HeartbeatEvent{rank});
+      wake.wait_for(lock, stop, std::chrono::milliseconds(every_ms), [] { return false; });
+    }
+  });
+}
+
 // Test-only: rank HALO_TEST_STALL_RANK hangs (sleeps until killed) before step HALO_TEST_STALL_AT_STEP.
 void maybe_stall(int rank, int64_t step) {
   const long at = env_long("HALO_TEST_STALL_AT_STEP", 0, 1L << 40, -1);
@@ -118,6 +138,7 @@ int run_worker(const WorkerOptions& o) {
       throw util::Error("halo worker needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT",
                         "start it with `halo launch`");
     rank = world->rank;
+    const std::jthread heartbeat = start_heartbeat(rank, env_long("HALO_HEARTBEAT_MS", 10, 3'600'000, 2000));
     const config::ExperimentConfig cfg = read_config(o.run_dir);
     torch::set_num_threads(cfg.parallel.threads_per_rank);
     const auto collective_timeout = std::chrono::seconds(env_long("HALO_COLLECTIVE_TIMEOUT", 1, 86400 * 7, 300));

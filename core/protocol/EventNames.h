@@ -12,7 +12,8 @@ inline constexpr char eval[] = "eval";
 inline constexpr char checkpoint[] = "checkpoint";
 inline constexpr char error[] = "error";
 inline constexpr char done[] = "done";
-inline constexpr char log[] = "log";  // the launcher's pseudo-event for a line that is not JSON
+inline constexpr char heartbeat[] = "heartbeat";  // every few seconds; consumed by the launcher
+inline constexpr char log[] = "log";              // the launcher's pseudo-event for a line that is not JSON
 }  // namespace names
 
 namespace keys {

@@ -3,6 +3,7 @@
 // the run, and bad experiments and folders that hold a run are refused.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -178,6 +179,47 @@ INSTANTIATE_TEST_SUITE_P(Signals, LaunchStop,
                          ::testing::Values(StopSignal{SIGINT, 130, "stopped by the user (Ctrl-C)"},
                                            StopSignal{SIGTERM, 143, "stopped by SIGTERM"}),
                          [](const auto& info) { return info.param.signal == SIGINT ? "CtrlC" : "Sigterm"; });
+
+// A rank stopped with SIGSTOP (or frozen) writes no heartbeat: the launcher names it, not the
+// ranks that wait for it, within 30 s (HALO_SILENCE_S, default 20), and the run is FAILED.
+TEST(Launch, AStoppedRankIsNamedByItsSilenceWithinThirtySeconds) {
+  const std::string dir = fresh_dir("sigstop"), db = dir + "/h.db", out = dir + "/out.txt";
+  const std::string exp = write_experiment(dir, {{"schedule", {{"steps", 100000}}}});
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(out.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ::dup2(fd, 1), ::dup2(fd, 2);
+    ::execl(HALO_CLI, HALO_CLI, "launch", "--no-progress", "--db", db.c_str(), exp.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 600 && read_events(dir + "/run", "step", 1).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto hello = read_events(dir + "/run", "hello", 1);
+  ASSERT_EQ(hello.size(), 1u);
+  const pid_t rank1 = hello[0]["pid"].get<pid_t>();
+  ::kill(rank1, SIGSTOP);
+  const auto stopped = std::chrono::steady_clock::now();
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  ::kill(rank1, SIGKILL);  // in case the launcher did not
+  const std::string text = file_text(out);
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << text;
+  EXPECT_LT(took, 30.0) << text;
+  EXPECT_NE(text.find("rank 1 is silent: no heartbeat for 20 s; its process (pid " + std::to_string(rank1) +
+                      ") is stopped (SIGSTOP or a debugger)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("rank 0: "), std::string::npos) << "the waiting rank is blamed:\n" << text;
+  CliResult show = run_halo("runs show 1 --json --db " + db);
+  ASSERT_EQ(show.code, 0) << show.out;
+  const auto run = nlohmann::json::parse(show.out);
+  EXPECT_EQ(run["status"], "FAILED");
+  EXPECT_NE(run["exit_reason"].get<std::string>().find("rank 1 is silent"), std::string::npos) << run.dump();
+  EXPECT_TRUE(read_events(dir + "/run", "heartbeat", -1).empty()) << "heartbeats are kept out of events.jsonl";
+}
 
 TEST(Launch, MoreThreadsThanCoresIsAWarningWithTheSettingThatFits) {
   const std::string dir = fresh_dir("threads");

@@ -75,6 +75,12 @@ TEST(ProtocolRoundTrip, Done) {
   EXPECT_EQ(round_trip(e), e);
 }
 
+TEST(ProtocolRoundTrip, Heartbeat) {
+  const HeartbeatEvent e{3};
+  EXPECT_EQ(round_trip(e), e);
+  EXPECT_EQ(to_line(Event{e}), R"({"event":"heartbeat","rank":3})");
+}
+
 TEST(ProtocolRoundTrip, Log) {
   const LogEvent e{"W1104 12:00:00 some library's own \"quoted\" output"};
   EXPECT_EQ(round_trip(e), e);
@@ -100,6 +106,7 @@ TEST(ProtocolRoundTrip, NamesAreTheWireNames) {
   EXPECT_EQ(name_of(Event{CheckpointEvent{}}), "checkpoint");
   EXPECT_EQ(name_of(Event{ErrorEvent{}}), "error");
   EXPECT_EQ(name_of(Event{DoneEvent{}}), "done");
+  EXPECT_EQ(name_of(Event{HeartbeatEvent{}}), "heartbeat");
   EXPECT_EQ(name_of(Event{LogEvent{}}), "log");
 }
 
