@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -244,20 +245,20 @@ std::string process_state(pid_t pid) {
 
 // Silence watch: every rank writes a heartbeat every few seconds (a thread of the worker), so
 // one silent for HALO_SILENCE_S seconds after its first line is stopped or frozen (a rank
-// that never starts is the join timeout's). Returns the failure, or "".
-std::string silent_rank(const std::vector<std::optional<clock_type::time_point>>& last_line,
-                        const RankLineReader& reader, const RankSpawner& ranks, int first_rank,
-                        std::chrono::seconds limit) {
+// that never starts is the join timeout's). Returns the silent rank's local index and the failure.
+std::optional<std::pair<int, std::string>> silent_rank(
+    const std::vector<std::optional<clock_type::time_point>>& last_line, const RankLineReader& reader,
+    const RankSpawner& ranks, int first_rank, std::chrono::seconds limit) {
   const auto now = clock_type::now();
   for (size_t k = 0; k < last_line.size(); ++k) {
     const int local = static_cast<int>(k);
     if (!last_line[k] || !reader.open(local) || now - *last_line[k] < limit) continue;  // watched from its first line
-    return fmt::format(
-        "rank {} is silent: no heartbeat for {} s; {}\n  hint: the other ranks wait for it; continue it (kill -CONT "
-        "{}) or find what holds it (HALO_SILENCE_S sets how long a rank may be silent)",
-        first_rank + local, limit.count(), process_state(ranks.pid(local)), ranks.pid(local));
+    return std::pair{local, fmt::format("rank {} is silent: no heartbeat for {} s; {}\n  hint: the other ranks "
+                                        "were waiting for it; it was killed (a stopped process ignores SIGTERM). "
+                                        "HALO_SILENCE_S sets how long a rank may be silent",
+                                        first_rank + local, limit.count(), process_state(ranks.pid(local)))};
   }
-  return "";
+  return std::nullopt;
 }
 
 // Until every rank has exited: their lines recorded, the first rank's steps reported, all
@@ -294,8 +295,9 @@ void supervise(const LaunchOptions& o, const config::ExperimentConfig& cfg, Rank
       }
     }
     if (!stopper.stopping())
-      if (const std::string why = silent_rank(last_line, reader, ranks, first_rank, silence); !why.empty()) {
-        recorder.rank_silent(why);
+      if (const auto silent = silent_rank(last_line, reader, ranks, first_rank, silence)) {
+        recorder.rank_silent(silent->second);
+        ::kill(ranks.pid(silent->first), SIGKILL);  // stopped or frozen: SIGTERM would wait out the grace
         stopper.stop();
       }
     if (g_interrupted && !stopper.stopping()) {
