@@ -2,6 +2,9 @@
 // `halo launch`, read the run's events.jsonl.
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,5 +38,12 @@ std::string fresh_dir(const std::string& tag);
 // command changed nothing on disk).
 std::string file_text(const std::string& path);
 std::map<std::string, std::string> files_under(const std::string& dir);
+
+// A process started with argv (argv[0] found on PATH), stdout and stderr into `log`.
+pid_t spawn_logged(const std::vector<std::string>& argv, const std::string& log);
+// Its exit code (128 + signal when killed); -1 after `limit` (then it is SIGKILLed and reaped).
+int wait_exit(pid_t pid, std::chrono::milliseconds limit);
+// Whether rank `rank` wrote a step event into <run_dir>/events.jsonl within `limit`.
+bool wait_for_first_step(const std::string& run_dir, int rank, std::chrono::milliseconds limit);
 
 }  // namespace halo::testing
