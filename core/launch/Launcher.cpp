@@ -23,6 +23,7 @@
 #include <fmt/ranges.h>
 
 #include "config/ExperimentConfig.h"
+#include "io/AtomicFile.h"
 #include "launch/RankLineReader.h"
 #include "launch/RankSpawner.h"
 #include "launch/RankStopper.h"
@@ -155,11 +156,14 @@ void warn_thread_budget(const config::ExperimentConfig& cfg, int nlocal) {
   const unsigned cores = std::thread::hardware_concurrency();
   const int64_t threads = static_cast<int64_t>(nlocal) * cfg.parallel.threads_per_rank;
   if (cfg.parallel.device != config::Device::Cpu || cores == 0 || threads <= cores) return;
+  const std::string fix =
+      static_cast<unsigned>(nlocal) > cores
+          ? "even one thread per rank is more than the cores: fewer ranks per node (parallel.sp x dp, --nproc) fit"
+          : fmt::format("--set parallel.threads_per_rank={} fits", static_cast<int>(cores) / nlocal);
   std::fprintf(stderr,
                "halo: warning: %d rank(s) x parallel.threads_per_rank %d = %lld threads on %u core(s): the ranks "
-               "will compete for cores and run slower; --set parallel.threads_per_rank=%d fits\n",
-               nlocal, cfg.parallel.threads_per_rank, static_cast<long long>(threads), cores,
-               std::max(1, static_cast<int>(cores) / std::max(1, nlocal)));
+               "will compete for cores and run slower; %s\n",
+               nlocal, cfg.parallel.threads_per_rank, static_cast<long long>(threads), cores, fix.c_str());
 }
 
 // model.pretrained of a new run, before anything is written: the path made absolute (the
@@ -300,6 +304,7 @@ void supervise(const LaunchOptions& o, const config::ExperimentConfig& cfg, Rank
         ::kill(ranks.pid(silent->first), SIGKILL);  // stopped or frozen: SIGTERM would wait out the grace
         stopper.stop();
       }
+    if (recorder.write_failed() && !stopper.stopping()) stopper.stop();  // a run that cannot be kept stops
     if (g_interrupted && !stopper.stopping()) {
       recorder.interrupted(stopped_by(g_interrupted));
       stopper.stop();
@@ -311,6 +316,27 @@ void supervise(const LaunchOptions& o, const config::ExperimentConfig& cfg, Rank
   for (const auto until = clock_type::now() + std::chrono::seconds(2);
        reader.open_count() > 0 && clock_type::now() < until;)
     reader.poll(std::chrono::milliseconds(100), on_line);
+}
+
+// After a failed run: which checkpoint a resume would continue from, or that there is none.
+std::string checkpoint_note(const fs::path& run_dir) {
+  std::vector<std::string> warnings;
+  if (list_checkpoints(run_dir.string(), warnings).empty()) return "no checkpoint was saved: the run cannot be resumed";
+  try {
+    const ResumePoint p = find_resume_point(run_dir.string());
+    return fmt::format("the latest intact checkpoint is {} (step {}): `halo launch --resume {}` continues from it",
+                       p.path, p.step, run_dir.string());
+  } catch (const util::Error& e) {
+    return fmt::format("no checkpoint is intact ({}): the run cannot be resumed", e.problem());
+  }
+}
+
+// config.json of the run folder, written whole or not at all (a full disk is an error naming it).
+void write_run_config(const fs::path& run_dir, const config::ExperimentConfig& cfg) {
+  io::AtomicFile file((run_dir / "config.json").string());
+  const std::string text = config::to_json(cfg).dump(2) + "\n";
+  file.write(text.data(), text.size());
+  file.commit();
 }
 
 }  // namespace
@@ -339,7 +365,7 @@ LaunchResult run_launch(const LaunchOptions& o) {
   // Run history, opened once the folder is ours: node 0's launcher is its only writer.
   std::optional<store::HistoryDb> history;
   if (nodes.node_rank == 0) history.emplace(db_path, store::HistoryDb::Mode::Write);
-  { std::ofstream(run_dir / "config.json") << config::to_json(cfg).dump(2) << "\n"; }
+  write_run_config(run_dir, cfg);
   const int64_t run_id = history ? history->begin_run(config::to_json(cfg), run_dir.string()) : 0;
   if (history && resume_from.empty() && !cfg.model.pretrained.empty())
     history->record_artifact(run_id, "pretrained", cfg.model.pretrained, std::nullopt);  // path, bytes, SHA-256
@@ -376,9 +402,12 @@ LaunchResult run_launch(const LaunchOptions& o) {
   supervise(o, cfg, ranks, first_rank, nlocal, recorder, res);
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
+  const bool failed = !recorder.failure().empty() && !g_interrupted;
+  const std::string note = failed && nodes.node_rank == 0 ? checkpoint_note(run_dir) : "";  // node 0 keeps them
   res.failure = recorder.failure();
+  if (!note.empty()) res.failure += "\n  " + note;
   res.exit_code = res.failure.empty() ? 0 : (g_interrupted ? 128 + g_interrupted : 1);
-  recorder.finish(g_interrupted != 0);
+  recorder.finish(g_interrupted != 0, note);
   return res;
 }
 
