@@ -97,9 +97,14 @@ void MainWindow::wire_runs() {
       if (c != following_) return;
       const RunModel* m = c->model();
       if (!layout_shown_ && m && m->layout()) {
-        layout_->set_layout(m->layout(), m->config().contains("data") ? m->config()["data"].value("views", 1) : 1);
+        layout_->set_layout(m->layout(), m->config().contains("data") ? m->config()["data"].value("views", 1) : 1,
+                            m->name());
         layout_shown_ = true;
       }
+      if (layout_shown_ && !previews_shown_ && m && !m->steps().empty())  // written after the first step
+        previews_shown_ = layout_->load_previews(m->run_dir());
+      if (layout_shown_ && !exchange_shown_ && m && !m->exchange_ms().empty())
+        exchange_shown_ = layout_->set_exchange(m->exchange_ms());
       live_->schedule_refresh();
       memory_->schedule_refresh();
     });
@@ -204,7 +209,7 @@ void MainWindow::update_title() {
 void MainWindow::follow(RunController* c) {
   following_ = c;
   opened_.reset();
-  layout_shown_ = false;
+  layout_shown_ = previews_shown_ = exchange_shown_ = false;
   layout_->set_layout(std::nullopt, 1);
   if (!live_->keep_overlays()) {  // a new run starts with a clean plot unless asked otherwise
     overlays_.clear();
@@ -247,7 +252,11 @@ void MainWindow::show_run(const RunModel* run) {
   live_->refresh();
   memory_->set_run(run);
   const int views = run && run->config().contains("data") ? run->config()["data"].value("views", 1) : 1;
-  layout_->set_layout(run ? run->layout() : std::nullopt, views);
+  layout_->set_layout(run ? run->layout() : std::nullopt, views, run ? run->name() : QString());
+  if (run) {
+    layout_->load_previews(run->run_dir());
+    layout_->set_exchange(run->exchange_ms());
+  }
   update_actions();
   update_title();
 }

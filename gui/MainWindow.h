@@ -90,7 +90,7 @@ class MainWindow : public QMainWindow {
   RunIndex ids_;
   std::unique_ptr<RunModel> opened_;
   std::vector<std::unique_ptr<RunModel>> overlays_;
-  bool layout_shown_ = false;
+  bool layout_shown_ = false, previews_shown_ = false, exchange_shown_ = false;
 };
 
 }  // namespace halo::gui

@@ -88,6 +88,8 @@ void RunModel::add_event(const protocol::EventLine& line) {
     add_step(r, *step, wall);
   } else if (const auto* layout = std::get_if<protocol::LayoutEvent>(&ev)) {
     layout_ = *layout;
+  } else if (const auto* exchange = std::get_if<protocol::ExchangeEvent>(&ev)) {
+    exchange_ms_[r] = exchange->ms;
   } else if (const auto* hello = std::get_if<protocol::HelloEvent>(&ev)) {
     rank(r).device = hello->device;
   } else if (const auto* ckpt = std::get_if<protocol::CheckpointEvent>(&ev)) {

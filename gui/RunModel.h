@@ -61,6 +61,9 @@ class RunModel : public QObject {
   const std::map<std::string, std::vector<double>>& losses() const { return losses_; }
   const std::vector<double>& lr() const { return lr_; }
   const std::optional<protocol::LayoutEvent>& layout() const { return layout_; }  // none before it arrived
+  // Per rank of data-parallel group 0 (its sharding index): ms per step of each layer's halo
+  // exchange, from its `exchange` event; empty before they arrived.
+  const std::map<int, std::map<std::string, double>>& exchange_ms() const { return exchange_ms_; }
   const std::vector<CheckpointInfo>& checkpoints() const { return checkpoints_; }
   const std::vector<std::string>& errors() const { return errors_; }
   int done_ranks() const { return done_; }
@@ -78,6 +81,7 @@ class RunModel : public QObject {
   void add_step(int r, const protocol::StepEvent& e, double wall);
   nlohmann::json config_;
   std::optional<protocol::LayoutEvent> layout_;
+  std::map<int, std::map<std::string, double>> exchange_ms_;
   std::vector<RankSeries> ranks_;
   std::vector<double> steps_, lr_, empty_;
   std::map<std::string, std::vector<double>> losses_;

@@ -32,6 +32,7 @@
 #include "config/ExperimentConfig.h"
 #include "eval/PredictionsJson.h"
 #include "io/AtomicFile.h"
+#include "parallel/ExchangeClock.h"
 #include "parallel/Mesh.h"
 #include "parallel/Rendezvous.h"
 #include "protocol/Event.h"
@@ -112,6 +113,23 @@ void maybe_stall(int rank, int64_t step) {
   for (;;) ::pause();
 }
 
+// The exchange clock over this process's steps 2..5 (the first warms up), or all of a shorter
+// run: reset after the first, the `exchange` event after the fifth or the last. True once sent.
+bool report_exchange(int rank, int64_t taken, bool last) {
+  constexpr int64_t kLastMeasured = 5;
+  if (taken == 1 && !last) {
+    parallel::ExchangeClock::reset();
+    return false;
+  }
+  if (taken < kLastMeasured && !last) return false;
+  const int64_t steps = taken == 1 ? 1 : taken - 1;
+  protocol::ExchangeEvent e{rank, steps, {}};
+  for (const auto& [label, seconds] : parallel::ExchangeClock::seconds())
+    e.ms[label] = seconds * 1e3 / static_cast<double>(steps);
+  emit(e);
+  return true;
+}
+
 }  // namespace
 
 int run_worker(const WorkerOptions& o) {
@@ -162,6 +180,7 @@ int run_worker(const WorkerOptions& o) {
                    cfg.model.pretrained.c_str());
     }
     if (rank == 0) emit(trainer.layout_event());
+    if (mesh->dp_index() == 0) trainer.keep_preview();  // the layout view's pictures, from the first step
     const fs::path ckpt_dir = fs::path(o.run_dir) / "checkpoints";
     auto checkpoint = [&](int64_t step) {
       if (rank == 0) {
@@ -188,9 +207,17 @@ int run_worker(const WorkerOptions& o) {
       emit(protocol::EvalEvent{rank, step, done, config::name_of(cfg.data.eval_split), s.det_l, s.det_t, s.top_ll,
                                s.top_lt, s.ols, s.frames, path});
     };
+    int64_t taken = 0;                           // steps this process took
+    bool exchange_sent = mesh->dp_index() != 0;  // data-parallel group 0 reports its exchange times
     while (!trainer.finished()) {
       maybe_stall(rank, trainer.next_step());
       const train::StepResult r = trainer.step();
+      if (!exchange_sent) exchange_sent = report_exchange(rank, ++taken, trainer.finished());
+      try {
+        trainer.write_preview(o.run_dir);  // after the first step only; nothing to write later
+      } catch (const util::Error& e) {     // a picture is not worth the run
+        std::fprintf(stderr, "halo worker: rank %d: warning: %s\n", rank, e.what());
+      }
       if (r.step % cfg.train.log_every == 0 || trainer.finished() || !r.nonfinite.empty()) emit(step_event(rank, r));
       if (!r.nonfinite.empty())
         throw util::Error(r.nonfinite,

@@ -17,6 +17,9 @@ class ShardedConv2dImpl : public torch::nn::Module {
   parallel::ShardedTensor forward(const parallel::ShardedTensor& x);
   const shard::ConvSpec& spec() const { return spec_; }
   void set_overlap(bool on) { opts_.overlap = on; }
+  // The layer's name for parallel::ExchangeClock ("stages.0.blocks.0.conv_dw"); empty: not timed.
+  void set_label(std::string label) { opts_.label = std::move(label); }
+  const std::string& label() const { return opts_.label; }
 
   torch::Tensor weight;  // (Cout, Cin/groups, kH, kW)
   torch::Tensor bias;    // (Cout) or undefined

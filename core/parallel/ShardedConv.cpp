@@ -6,6 +6,9 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include <chrono>
+
+#include "parallel/ExchangeClock.h"
 #include "parallel/HaloExchange.h"
 #include "parallel/PlanCapsule.h"
 
@@ -14,11 +17,18 @@ namespace halo::parallel {
 namespace {
 
 struct ConvCapsule : PlanCapsule {
-  ConvCapsule(shard::HaloPlan p, std::shared_ptr<Communicator> c, shard::ConvSpec s, bool o)
-      : PlanCapsule(std::move(p), std::move(c)), spec(s), overlap(o) {}
+  ConvCapsule(shard::HaloPlan p, std::shared_ptr<Communicator> c, shard::ConvSpec s, ShardedConvOptions o)
+      : PlanCapsule(std::move(p), std::move(c)), spec(s), overlap(o.overlap), label(std::move(o.label)) {}
   shard::ConvSpec spec;
   bool overlap;
+  std::string label;
 };
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
 
 at::Tensor conv(const at::Tensor& in, const at::Tensor& w, const at::Tensor& b, const shard::ConvSpec& s) {
   return at::conv2d(in, w, b, {s.stride[0], s.stride[1]}, {s.padding[0], 0}, {s.dilation[0], s.dilation[1]}, s.groups);
@@ -39,7 +49,9 @@ class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction
     const shard::HaloPlan& plan = cap->plan;
     const shard::ConvSpec& s = cap->spec;
     const shard::Window win = s.along_w();
+    auto t0 = clock_type::now();
     HaloGather gather(*cap->comm, plan, x);
+    double exchange = seconds_since(t0);  // posting; the wait is timed below
     at::Tensor out;
     // Interior: outputs whose window lies inside this rank's own columns.
     int64_t i0 = plan.outputs.begin, i1 = plan.outputs.begin;
@@ -50,7 +62,9 @@ class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction
     }
     at::Tensor interior;
     if (i1 > i0) interior = conv_range(x, plan.owned.begin, i0, i1, weight, bias, s);
+    t0 = clock_type::now();
     at::Tensor ext = gather.finish(0.0);
+    ExchangeClock::add(cap->label, exchange + seconds_since(t0));
     if (i1 > i0) {
       std::vector<at::Tensor> parts;
       if (i0 > plan.outputs.begin)
@@ -82,11 +96,16 @@ class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction
         dil{s.dilation[0], s.dilation[1]}, outpad{0, 0};
     auto [grad_ext, unused_w, unused_b] = at::convolution_backward(g, ext, weight, std::nullopt, stride, pad, dil,
                                                                    false, outpad, s.groups, {true, false, false});
+    auto t0 = clock_type::now();
     HaloScatter scatter(*cap->comm, cap->plan, grad_ext);
+    const double posting = seconds_since(t0);
     auto [unused_x, grad_w, grad_b] = at::convolution_backward(
         g, ext, weight, has_bias ? std::optional<at::IntArrayRef>(at::IntArrayRef{weight.size(0)}) : std::nullopt,
         stride, pad, dil, false, outpad, s.groups, {false, true, has_bias});
-    return {scatter.finish(), grad_w, has_bias ? grad_b : at::Tensor(), at::Tensor()};
+    t0 = clock_type::now();
+    at::Tensor grad_x = scatter.finish();
+    ExchangeClock::add(cap->label, posting + seconds_since(t0));
+    return {grad_x, grad_w, has_bias ? grad_b : at::Tensor(), at::Tensor()};
   }
 };
 
@@ -104,7 +123,7 @@ ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, c
                               {spec.dilation[0], spec.dilation[1]}, spec.groups);  // (B, Cout, H', W'/world)
     return {y, std::move(out), x.group};
   }
-  auto cap = c10::make_intrusive<ConvCapsule>(std::move(plan), x.group, spec, opts.overlap);
+  auto cap = c10::make_intrusive<ConvCapsule>(std::move(plan), x.group, spec, std::move(opts));
   at::Tensor in = x.local, w = weight, b = bias;
   // Autocast: cast outside the autograd function (differentiably), as autocast would for conv2d.
   const auto dev = in.device().type();

@@ -2,6 +2,8 @@
 // padding, dilation and groups. Halos are exchanged while the interior is computed.
 #pragma once
 
+#include <string>
+
 #include <ATen/core/Tensor.h>
 
 #include "parallel/ShardedTensor.h"
@@ -11,6 +13,7 @@ namespace halo::parallel {
 
 struct ShardedConvOptions {
   bool overlap = true;  // convolve the interior while halos travel, then the borders
+  std::string label;    // the layer's name: its exchange time goes to ExchangeClock (empty: not kept)
 };
 
 // x: (B, Cin, H, W/world); weight (Cout, Cin/groups, kH, kW); bias (Cout) or undefined.

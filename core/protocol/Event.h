@@ -11,6 +11,7 @@
 #include "protocol/DoneEvent.h"
 #include "protocol/ErrorEvent.h"
 #include "protocol/EvalEvent.h"
+#include "protocol/ExchangeEvent.h"
 #include "protocol/HeartbeatEvent.h"
 #include "protocol/HelloEvent.h"
 #include "protocol/LayoutEvent.h"
@@ -22,7 +23,7 @@
 namespace halo::protocol {
 
 using Event = std::variant<HelloEvent, LayoutEvent, StepEvent, EvalEvent, CheckpointEvent, ErrorEvent, DoneEvent,
-                           HeartbeatEvent, LogEvent, UnknownEvent, MalformedEvent>;
+                           HeartbeatEvent, ExchangeEvent, LogEvent, UnknownEvent, MalformedEvent>;
 
 // Never throws: a value that is not an object is a LogEvent of its text; an object naming a
 // known event that does not fit it is a MalformedEvent saying why; any other object is an UnknownEvent.

@@ -13,6 +13,7 @@ inline constexpr char checkpoint[] = "checkpoint";
 inline constexpr char error[] = "error";
 inline constexpr char done[] = "done";
 inline constexpr char heartbeat[] = "heartbeat";  // every few seconds; consumed by the launcher
+inline constexpr char exchange[] = "exchange";    // halo exchange time per layer, once
 inline constexpr char log[] = "log";              // the launcher's pseudo-event for a line that is not JSON
 }  // namespace names
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/FieldReader.h"
+#include "util/Error.h"
 
 namespace halo::protocol {
 
@@ -13,18 +14,28 @@ constexpr char kInput[] = "input", kSp[] = "sp", kDp[] = "dp", kLayers[] = "laye
 constexpr char kName[] = "name", kKernel[] = "kernel", kStride[] = "stride", kPadding[] = "padding",
                kDilation[] = "dilation", kRanks[] = "ranks";
 constexpr char kIn[] = "in_columns", kOut[] = "out_columns", kShape[] = "shape", kHaloLeft[] = "halo_left",
-               kHaloRight[] = "halo_right", kBytes[] = "activation_bytes";
+               kHaloRight[] = "halo_right", kBytes[] = "activation_bytes", kReceived[] = "received_bytes",
+               kPart[] = "part";
+
+LayoutPart part_named(const std::string& text) {
+  for (const LayoutPart p : {LayoutPart::Sharded, LayoutPart::Gather, LayoutPart::Replicated})
+    if (text == name_of(p)) return p;
+  throw util::Error("layout event: part '" + text + "' is none of sharded, gather, replicated",
+                    "the worker and the reader come from different Halo versions");
+}
 
 nlohmann::json rank_json(const LayoutRank& r) {
-  return {{keys::rank, r.rank},     {kIn, r.in_columns},        {kOut, r.out_columns},       {kShape, r.shape},
-          {kHaloLeft, r.halo_left}, {kHaloRight, r.halo_right}, {kBytes, r.activation_bytes}};
+  return {{keys::rank, r.rank},         {kIn, r.in_columns},
+          {kOut, r.out_columns},        {kShape, r.shape},
+          {kHaloLeft, r.halo_left},     {kHaloRight, r.halo_right},
+          {kBytes, r.activation_bytes}, {kReceived, r.received_bytes}};
 }
 
 nlohmann::json layer_json(const LayoutLayer& l) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const LayoutRank& r : l.ranks) ranks.push_back(rank_json(r));
-  return {{kName, l.name},       {kKernel, l.kernel},     {kStride, l.stride},
-          {kPadding, l.padding}, {kDilation, l.dilation}, {kRanks, std::move(ranks)}};
+  return {{kName, l.name},         {kKernel, l.kernel},        {kStride, l.stride},     {kPadding, l.padding},
+          {kDilation, l.dilation}, {kRanks, std::move(ranks)}, {kPart, name_of(l.part)}};
 }
 
 LayoutRank read_rank(const FieldReader& r) {
@@ -36,6 +47,7 @@ LayoutRank read_rank(const FieldReader& r) {
   out.halo_left = r.integer(kHaloLeft);
   out.halo_right = r.integer(kHaloRight);
   out.activation_bytes = r.integer(kBytes);
+  out.received_bytes = r.integer(kReceived);
   return out;
 }
 
@@ -47,9 +59,26 @@ LayoutLayer read_layer(const FieldReader& r) {
   out.padding = r.integer(kPadding, 0);
   out.dilation = r.integer(kDilation, 1);
   for (const FieldReader& rank : r.objects(kRanks)) out.ranks.push_back(read_rank(rank));
+  out.part = part_named(r.text(kPart, name_of(LayoutPart::Sharded)));
   return out;
 }
 }  // namespace
+
+const char* name_of(LayoutPart part) {
+  switch (part) {
+    case LayoutPart::Sharded:
+      return "sharded";
+    case LayoutPart::Gather:
+      return "gather";
+    case LayoutPart::Replicated:
+      return "replicated";
+  }
+  return "sharded";
+}
+
+std::string preview_file(int view, int rank) {
+  return "preview/view-" + std::to_string(view) + "-rank-" + std::to_string(rank) + ".png";
+}
 
 void to_json(nlohmann::json& j, const LayoutEvent& e) {
   nlohmann::json layers = nlohmann::json::array();

@@ -43,8 +43,9 @@ parallel::GradPlacement ClassificationTask::placement(const std::string& name) c
 std::map<std::string, at::Tensor> ClassificationTask::losses(int64_t first, int64_t count,
                                                              std::shared_ptr<parallel::Communicator> sp) {
   ClassificationSample b = data_.batch(first, count);
-  at::Tensor images = b.images.view({count * views_, 3, height_, width_}).to(device_);      // (N*V, 3, H, W)
-  parallel::ShardedTensor x = parallel::shard_evenly(images, std::move(sp));                // (N*V, 3, H, W/sp)
+  at::Tensor images = b.images.view({count * views_, 3, height_, width_}).to(device_);  // (N*V, 3, H, W)
+  parallel::ShardedTensor x = parallel::shard_evenly(images, std::move(sp));            // (N*V, 3, H, W/sp)
+  offer_preview(x.local, views_);
   at::Tensor logits = model_->forward(x).view({count, views_, -1}).mean(1).to(at::kFloat);  // (N, classes)
   return {{"loss", torch::cross_entropy_loss(logits, b.labels.to(device_))}};
 }

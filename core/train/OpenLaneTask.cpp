@@ -9,6 +9,7 @@
 #include "data/MultiViewLoader.h"
 #include "data/SynthStream.h"
 #include "parallel/Mesh.h"
+#include "train/LayoutRows.h"
 #include "train/OpenLanePredictor.h"
 #include "util/Error.h"
 
@@ -192,8 +193,51 @@ std::map<std::string, at::Tensor> OpenLaneTask::losses(int64_t first, int64_t co
                                                        std::shared_ptr<parallel::Communicator> sp) {
   const data::FrameBatch b = next_batch(first, count);
   parallel::ShardedTensor x{b.images.flatten(0, 1).to(device_), part_, std::move(sp)};  // (N*V, 3, H, W/sp)
+  offer_preview(x.local, views_);
   model::OpenLaneOutputs out = model_->forward(x, b.lidar2img.to(device_), b.image_hw.to(device_));
   return loss_(to_float(std::move(out)), targets_of(b));
+}
+
+namespace {
+
+// The backbone's last striped layer of `stage`: its output is that stage's feature map.
+const arch::LayerShape& stage_output(const std::vector<arch::LayerShape>& shapes, const arch::LayerList& layers,
+                                     int stage) {
+  const arch::LayerShape* last = nullptr;
+  for (const arch::LayerShape& s : shapes)
+    if (layers[s.layer].stage == stage) last = &s;
+  if (!last) throw util::Error(fmt::format("the backbone's layout has no layer of stage {}", stage));
+  return *last;
+}
+
+}  // namespace
+
+std::vector<protocol::LayoutLayer> OpenLaneTask::layout_tail(const std::vector<arch::LayerShape>& backbone,
+                                                             int64_t images, int64_t bytes_per) const {
+  const model::OpenLaneBaselineOptions& o = model_->options();
+  const arch::LayerList& layers = model_->img_backbone->layers();
+  const arch::LayerShape& s16 = stage_output(backbone, layers, 2);
+  const arch::LayerShape& s32 = stage_output(backbone, layers, 3);
+  const shard::Window one{1, 1, 0, 1}, three{3, 1, 1, 1};  // the FPN's lateral and output convs
+  std::vector<protocol::LayoutLayer> rows;
+  rows.push_back(
+      striped_row({"img_neck.lateral_convs.0", one, s16.out, s16.out, s16.channels, s16.height, o.dim, s16.height},
+                  images, bytes_per));
+  rows.push_back(
+      striped_row({"img_neck.lateral_convs.1", one, s32.out, s32.out, s32.channels, s32.height, o.dim, s32.height},
+                  images, bytes_per));
+  rows.push_back(striped_row({"img_neck.fpn_convs.0", three, s16.out, s16.out, o.dim, s16.height, o.dim, s16.height},
+                             images, bytes_per));
+  rows.push_back(
+      gather_row("gather (img_neck -> img_view_transformer)", s16.out, o.dim, s16.height, images, bytes_per));
+  const int sp = s16.out.parts();
+  const int64_t width = s16.out.global_width(), batch = images / views_;
+  rows.push_back(replicated_row("img_view_transformer", {batch, o.dim, o.bev.ny(), o.bev.nx()}, width, sp, bytes_per));
+  rows.push_back(replicated_row("lc_head", {batch, o.lane_queries, o.dim, 1}, width, sp, bytes_per));
+  rows.push_back(replicated_row("te_head", {batch, o.te_queries, o.dim, 1}, width, sp, bytes_per));
+  rows.push_back(replicated_row("lclc_head", {batch, o.lane_queries, o.lane_queries, 1}, width, sp, bytes_per));
+  rows.push_back(replicated_row("lcte_head", {batch, o.lane_queries, o.te_queries, 1}, width, sp, bytes_per));
+  return rows;
 }
 
 }  // namespace halo::train

@@ -52,6 +52,11 @@ class OpenLaneTask : public TrainTask {
   // outputs (OpenLanePredictor) and scores them against the frames' annotation with
   // eval::evaluate, exactly as the devkit. Needs data.source openlanev2 (util::Error otherwise).
   std::optional<OpenLaneEvaluation> evaluate(std::shared_ptr<parallel::Communicator> sp, bool score) override;
+  // After the backbone: the FPN's convs on stripes (img_neck.*), the all-gather of its
+  // stride-16 map, then the replicated view transform (B, D, Y, X) and heads (B, Q, D, 1),
+  // topology (B, Ql, Ql | Qt, 1).
+  std::vector<protocol::LayoutLayer> layout_tail(const std::vector<arch::LayerShape>& backbone, int64_t images,
+                                                 int64_t bytes_per) const override;
 
  private:
   data::FrameBatch next_batch(int64_t first, int64_t count);

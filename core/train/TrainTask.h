@@ -15,6 +15,7 @@
 
 #include "model/ConvNeXt.h"
 #include "parallel/GradSync.h"
+#include "protocol/LayoutEvent.h"
 #include "train/OpenLaneEvaluation.h"
 
 namespace halo::parallel {
@@ -43,8 +44,28 @@ class TrainTask {
   // nullopt for a task without an evaluation.
   virtual std::optional<OpenLaneEvaluation> evaluate(std::shared_ptr<parallel::Communicator> sp, bool score);
 
+  // The layout event's rows after the backbone's (whose shapes are `backbone`, for `images`
+  // images per rank at `bytes_per` bytes per element): none for a classifier; a detector's
+  // striped neck, the gather that ends the striped part and the replicated rest.
+  virtual std::vector<protocol::LayoutLayer> layout_tail(const std::vector<arch::LayerShape>& backbone, int64_t images,
+                                                         int64_t bytes_per) const;
+
   // module()'s parameters by name (timm names for the backbone), in registration order.
   std::vector<std::pair<std::string, at::Tensor>> named_parameters();
+
+  // After keep_preview(), the next losses() keeps a small picture of its first sample's views
+  // as this rank holds them (data::preview_of: (V, 3, h, w/sp) uint8); take_preview() hands
+  // it over once. Nothing is kept otherwise.
+  void keep_preview() { want_preview_ = true; }
+  std::optional<at::Tensor> take_preview();
+
+ protected:
+  // For losses(): its input stripe (N*V, 3, H, W/sp), view-major per sample.
+  void offer_preview(const at::Tensor& stripe, int64_t views);
+
+ private:
+  bool want_preview_ = false;
+  std::optional<at::Tensor> preview_;
 };
 
 }  // namespace halo::train

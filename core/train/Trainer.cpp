@@ -15,13 +15,15 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
+#include "data/PreviewImage.h"
 #include "io/AtomicFile.h"
 #include "io/TorchArchive.h"
 #include "model/AutocastScope.h"
 #include "model/ConvNeXt.h"
+#include "model/ShardedConv2d.h"
 #include "parallel/GradSync.h"
 #include "parallel/Mesh.h"
-#include "shard/HaloPlan.h"
+#include "train/LayoutRows.h"
 #include "train/LossScaler.h"
 #include "train/LrSchedule.h"
 #include "train/OpenLaneEvaluation.h"
@@ -40,6 +42,15 @@ namespace {
 std::string nonfinite_text(const std::string& what, double value, int64_t step) {
   const char* shown = std::isnan(value) ? "NaN" : (value > 0 ? "+inf" : "-inf");
   return fmt::format("{} became {} at step {}", what, shown, step);
+}
+
+// Every sharded conv gets its layout name for the exchange clock: the backbone's convs by
+// their name in the backbone ("stages.0.blocks.0.conv_dw"), the task's others by theirs.
+void label_exchanges(torch::nn::Module& backbone, torch::nn::Module& task) {
+  for (torch::nn::Module* m : {&backbone, &task})
+    for (const auto& item : m->named_modules("", /*include_self=*/false))
+      if (auto* conv = item.value()->as<model::ShardedConv2dImpl>(); conv && conv->label().empty())
+        conv->set_label(item.key());
 }
 
 double ms(clock_type::time_point a, clock_type::time_point b) {
@@ -84,6 +95,7 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
                                      ? model::CheckpointLevel::Stage
                                      : model::CheckpointLevel::Block);
   shard::check_shardable(s_->backbone->layer_windows(), cfg_.data.width, mesh_->shape().sp);
+  label_exchanges(*s_->backbone, s_->task->module());
   auto params = named_parameters();
   s_->optim = std::make_unique<Optimizer>(
       params, OptimizerOptions{cfg_.optim.name, cfg_.optim.weight_decay, cfg_.optim.momentum, cfg_.optim.beta1,
@@ -272,6 +284,18 @@ PretrainedResult Trainer::load_pretrained() {
                                 backbone_prefix(m, *s_->backbone));
 }
 
+void Trainer::keep_preview() { s_->task->keep_preview(); }
+
+int Trainer::write_preview(const std::string& run_dir) {
+  const std::optional<at::Tensor> views = s_->task->take_preview();  // (V, 3, h, w/sp) uint8
+  if (!views) return 0;
+  const int rank = mesh_->sp_index();
+  for (int64_t v = 0; v < views->size(0); ++v)
+    data::write_preview_png((*views)[v],
+                            std::filesystem::path(run_dir) / protocol::preview_file(static_cast<int>(v), rank));
+  return static_cast<int>(views->size(0));
+}
+
 protocol::LayoutEvent Trainer::layout_event() const {
   const int sp = mesh_->shape().sp;
   const int64_t images = cfg_.data.batch * cfg_.data.views;
@@ -280,22 +304,16 @@ protocol::LayoutEvent Trainer::layout_event() const {
   e.input = {images, 3, cfg_.data.height, cfg_.data.width};
   e.sp = sp;
   e.dp = mesh_->shape().dp;
-  for (const auto& l : s_->backbone->layout(cfg_.data.height, cfg_.data.width, sp)) {
-    protocol::LayoutLayer layer{l.name, l.window.kernel, l.window.stride, l.window.padding, l.window.dilation, {}};
-    for (int r = 0; r < sp; ++r) {
-      const shard::HaloPlan plan = shard::make_halo_plan(l.in, l.window, r, l.name.c_str());
-      const auto [left, right] = plan.peer_columns();
-      const int64_t w = l.out.span(r).size();
-      layer.ranks.push_back({r,
-                             {l.in.span(r).begin, l.in.span(r).end},
-                             {l.out.span(r).begin, l.out.span(r).end},
-                             {images, l.channels, l.height, w},
-                             left,
-                             right,
-                             images * l.channels * l.height * w * bytes_per});
-    }
-    e.layers.push_back(std::move(layer));
+  const arch::LayerList& layers = s_->backbone->layers();
+  const std::vector<arch::LayerShape> shapes = s_->backbone->layout(cfg_.data.height, cfg_.data.width, sp);
+  for (const arch::LayerShape& l : shapes) {
+    const arch::Layer& layer = layers[l.layer];
+    const int64_t in_channels = layer.convs[*layer.across_w].in_channels;
+    e.layers.push_back(striped_row({l.name, l.window, l.in, l.out, in_channels, l.in_height, l.channels, l.height},
+                                   images, bytes_per));
   }
+  for (protocol::LayoutLayer& row : s_->task->layout_tail(shapes, images, bytes_per))
+    e.layers.push_back(std::move(row));
   return e;
 }
 

@@ -63,6 +63,12 @@ class Trainer {
   PretrainedResult load_pretrained();
 
   protocol::LayoutEvent layout_event() const;  // per layer: shape on each rank, halos, activation bytes
+  // The layout view's pictures: after keep_preview(), the next step keeps this rank's stripe
+  // of its first sample's views, and write_preview() writes each as run_dir /
+  // protocol::preview_file(view, sp index) (util::Error naming the file when it cannot).
+  // Returns the number of files written: 0 when nothing was kept.
+  void keep_preview();
+  int write_preview(const std::string& run_dir);
   std::string device_name() const;
   // Named parameters (timm names) for export.
   std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;

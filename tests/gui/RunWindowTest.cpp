@@ -97,7 +97,7 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
   QTableWidget* table = t.w.layout_view()->table();
   const auto& layers = layout[0]["layers"];
   ASSERT_EQ(table->rowCount(), static_cast<int>(layers.size()));
-  ASSERT_EQ(table->columnCount(), 2 + 2);
+  ASSERT_EQ(table->columnCount(), LayoutView::kFirstRank + 2);
   for (size_t i = 0; i < layers.size(); ++i) {
     EXPECT_EQ(table->item(static_cast<int>(i), 0)->text().toStdString(), layers[i]["name"].get<std::string>());
     for (const auto& r : layers[i]["ranks"]) {
@@ -106,8 +106,26 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
                                ", " + std::to_string(s[2].get<int64_t>()) + ", " + std::to_string(s[3].get<int64_t>()) +
                                ")  halo " + std::to_string(r["halo_left"].get<int>()) + "|" +
                                std::to_string(r["halo_right"].get<int>()) + "  ";
-      const std::string got = table->item(static_cast<int>(i), 2 + r["rank"].get<int>())->text().toStdString();
+      const std::string got =
+          table->item(static_cast<int>(i), LayoutView::kFirstRank + r["rank"].get<int>())->text().toStdString();
       EXPECT_EQ(got.substr(0, want.size()), want) << "layer " << i;
+    }
+  }
+  // Both ranks wrote their stripe of each view after the first step; the views are drawn from them.
+  for (int view = 0; view < 2; ++view)
+    EXPECT_FALSE(LayoutView::compose_view(run_dir, view, 2).isNull()) << "view " << view;
+  EXPECT_TRUE(t.w.layout_view()->load_previews(run_dir));
+  // Both ranks measured their exchange times; a 7x7 block's is shown, the stem's (none) is not.
+  ASSERT_EQ(c->model()->exchange_ms().size(), 2u);
+  EXPECT_GT(c->model()->exchange_ms().at(1).at("stages.0.blocks.0.conv_dw"), 0.0);
+  for (int row = 0; row < table->rowCount(); ++row) {
+    const std::string name = table->item(row, LayoutView::kName)->text().toStdString();
+    const QString ms = table->item(row, LayoutView::kExchange)->text();
+    if (name == "stages.0.blocks.0.conv_dw") {
+      EXPECT_NE(ms, "-");
+    }
+    if (name == "stem.0") {
+      EXPECT_EQ(ms, "-");
     }
   }
 

@@ -2,7 +2,11 @@
 // its own alternative of Event; tagging a line sets the launcher's rank and time.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "protocol/EventLine.h"
+#include "protocol/LayoutEvent.h"
+#include "util/Error.h"
 
 namespace halo::protocol {
 namespace {
@@ -32,8 +36,19 @@ TEST(ProtocolRoundTrip, Layout) {
   LayoutLayer dw{"stages.0.blocks.0.conv_dw", 7, 1, 3, 2, {}};
   dw.ranks.push_back({0, {0, 32}, {0, 32}, {14, 40, 16, 32}, 0, 6, 1146880});
   dw.ranks.push_back({1, {32, 64}, {32, 64}, {14, 40, 16, 32}, 6, 0, 1146880});
-  e.layers = {stem, dw};
+  dw.ranks[0].received_bytes = 14 * 8 * 16 * 6 * 4;
+  LayoutLayer gather{"img_neck -> img_view_transformer", 1, 1, 0, 1, {}, LayoutPart::Gather};
+  gather.ranks.push_back({0, {0, 64}, {0, 64}, {14, 40, 16, 64}, 0, 0, 2293760, 1146880});
+  LayoutLayer head{"lc_head", 1, 1, 0, 1, {}, LayoutPart::Replicated};
+  head.ranks.push_back({0, {0, 64}, {0, 64}, {2, 50, 64, 1}, 0, 0, 25600, 0});
+  e.layers = {stem, dw, gather, head};
   EXPECT_EQ(round_trip(e), e);
+  // A layer without "part" (an older worker) is sharded; an unknown part is an error.
+  nlohmann::json j = e;
+  j["layers"][0].erase("part");
+  EXPECT_EQ(j.get<LayoutEvent>().layers[0].part, LayoutPart::Sharded);
+  j["layers"][0]["part"] = "sideways";
+  EXPECT_THROW(j.get<LayoutEvent>(), util::Error);
 }
 
 TEST(ProtocolRoundTrip, Step) {
@@ -81,6 +96,14 @@ TEST(ProtocolRoundTrip, Heartbeat) {
   EXPECT_EQ(to_line(Event{e}), R"({"event":"heartbeat","rank":3})");
 }
 
+TEST(ProtocolRoundTrip, Exchange) {
+  const ExchangeEvent e{1, 3, {{"stages.0.blocks.0.conv_dw", 0.25}, {"img_neck.fpn_convs.0", 1.5}}};
+  EXPECT_EQ(round_trip(e), e);
+  EXPECT_EQ(
+      to_line(Event{e}),
+      R"({"event":"exchange","layers":{"img_neck.fpn_convs.0":1.5,"stages.0.blocks.0.conv_dw":0.25},"rank":1,"steps":3})");
+}
+
 TEST(ProtocolRoundTrip, Log) {
   const LogEvent e{"W1104 12:00:00 some library's own \"quoted\" output"};
   EXPECT_EQ(round_trip(e), e);
@@ -107,6 +130,7 @@ TEST(ProtocolRoundTrip, NamesAreTheWireNames) {
   EXPECT_EQ(name_of(Event{ErrorEvent{}}), "error");
   EXPECT_EQ(name_of(Event{DoneEvent{}}), "done");
   EXPECT_EQ(name_of(Event{HeartbeatEvent{}}), "heartbeat");
+  EXPECT_EQ(name_of(Event{ExchangeEvent{}}), "exchange");
   EXPECT_EQ(name_of(Event{LogEvent{}}), "log");
 }
 

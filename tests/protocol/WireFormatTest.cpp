@@ -16,6 +16,9 @@ const char* kHello =
 const char* kStep =
     R"({"event":"step","grad_norm":6.460567853142468,"loss_scale":1.0,"losses":{"loss":1.2964468002319336},"lr":0.002,"memory":{"current":510288,"peak":1188376,"reserved":449232896,"rss":449232896,"step_start":382704},"rank":0,"samples_per_s":22.16639418811331,"skipped":false,"step":0,"time":1796121231.3248446,"time_ms":{"backward":42.298357,"comm":35.500719,"forward":40.807147,"optim":3.599217,"total":90.226673}})";
 const char* kLayout =
+    R"({"dp":1,"event":"layout","input":[4,3,32,128],"layers":[{"dilation":1,"kernel":4,"name":"stem.0","padding":0,"part":"sharded","ranks":[{"activation_bytes":16384,"halo_left":0,"halo_right":0,"in_columns":[0,64],"out_columns":[0,16],"rank":0,"received_bytes":0,"shape":[4,8,8,16]},{"activation_bytes":16384,"halo_left":0,"halo_right":0,"in_columns":[64,128],"out_columns":[16,32],"rank":1,"received_bytes":0,"shape":[4,8,8,16]}],"stride":4},{"dilation":1,"kernel":7,"name":"stages.0.blocks.0.conv_dw","padding":3,"part":"sharded","ranks":[{"activation_bytes":16384,"halo_left":0,"halo_right":3,"in_columns":[0,16],"out_columns":[0,16],"rank":0,"received_bytes":3072,"shape":[4,8,8,16]},{"activation_bytes":16384,"halo_left":3,"halo_right":0,"in_columns":[16,32],"out_columns":[16,32],"rank":1,"received_bytes":3072,"shape":[4,8,8,16]}],"stride":1}],"rank":0,"sp":2,"time":1796121231.2343495})";
+// The same line as workers before "part" and "received_bytes" wrote it: still read.
+const char* kLayoutBefore =
     R"({"dp":1,"event":"layout","input":[4,3,32,128],"layers":[{"dilation":1,"kernel":4,"name":"stem.0","padding":0,"ranks":[{"activation_bytes":16384,"halo_left":0,"halo_right":0,"in_columns":[0,64],"out_columns":[0,16],"rank":0,"shape":[4,8,8,16]},{"activation_bytes":16384,"halo_left":0,"halo_right":0,"in_columns":[64,128],"out_columns":[16,32],"rank":1,"shape":[4,8,8,16]}],"stride":4},{"dilation":1,"kernel":7,"name":"stages.0.blocks.0.conv_dw","padding":3,"ranks":[{"activation_bytes":16384,"halo_left":0,"halo_right":3,"in_columns":[0,16],"out_columns":[0,16],"rank":0,"shape":[4,8,8,16]},{"activation_bytes":16384,"halo_left":3,"halo_right":0,"in_columns":[16,32],"out_columns":[16,32],"rank":1,"shape":[4,8,8,16]}],"stride":1}],"rank":0,"sp":2,"time":1796121231.2343495})";
 const char* kEval =
     R"({"DET_l":0.0,"DET_t":0.23076923191547394,"OLS":0.057692307978868484,"TOP_ll":0.0,"TOP_lt":0.0,"event":"eval","frames":3,"predictions":"/tmp/halo-oleval-21644-0/run/predictions/step-000002.json","rank":0,"split":"val","step":1,"steps_trained":2,"time":1796121149.011864})";
@@ -71,6 +74,15 @@ TEST(ProtocolWire, TodaysLayoutLineReadsIntoItsFields) {
   EXPECT_EQ(e.layers[1].ranks[1].halo_left, 3);
   EXPECT_EQ(e.layers[1].ranks[1].in_columns, (std::array<int64_t, 2>{16, 32}));
   EXPECT_EQ(e.layers[1].ranks[1].shape, (std::array<int64_t, 4>{4, 8, 8, 16}));
+  EXPECT_EQ(e.layers[1].ranks[1].received_bytes, 3072);  // 3 columns x 8 channels x 8 rows x 4 images x 4 bytes
+  EXPECT_EQ(e.layers[1].part, LayoutPart::Sharded);
+  // A line from before "part" and "received_bytes": the same event, those at their defaults.
+  const EventLine before = parse_line(std::string(kLayoutBefore));
+  ASSERT_TRUE(std::holds_alternative<LayoutEvent>(before.event));
+  LayoutEvent older = std::get<LayoutEvent>(before.event), today = e;
+  for (LayoutLayer& layer : today.layers)
+    for (LayoutRank& r : layer.ranks) r.received_bytes = 0;
+  EXPECT_EQ(older, today);
 }
 
 TEST(ProtocolWire, TodaysEvalAndErrorLinesReadIntoTheirFields) {
