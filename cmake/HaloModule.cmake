@@ -39,6 +39,8 @@ function(halo_core_module name)
   if(M_TORCH)
     target_link_libraries(halo_${name} PUBLIC halo::torch)
     halo_use_torch_pch(halo_${name})
+  else()
+    set_target_properties(halo_${name} PROPERTIES UNITY_BUILD OFF)  # cheap to compile one by one
   endif()
   set(HALO_CORE_MODULES ${HALO_CORE_MODULES} ${name} CACHE INTERNAL "")
 endfunction()

@@ -38,7 +38,7 @@ namespace halo::gui {
 
 namespace {
 
-constexpr double kMiB = 1.0 / (1024.0 * 1024.0);
+constexpr double kPerMiB = 1.0 / (1024.0 * 1024.0);
 
 std::vector<double> scaled(const std::vector<double>& v, double k) {
   std::vector<double> out(v);
@@ -381,27 +381,27 @@ void LivePlots::add_run_curves(const RunModel& run, bool main) {
 void LivePlots::add_memory_curves(const RunModel& run, bool main) {
   if (!main) {
     memory_->add_curve(tr("%1 peak").arg(run_label(run)), color_of(*this, run), Qt::DashLine, 1.4)
-        .set_data(x_of(run, 0), scaled(max_over_ranks(run, &RankSeries::mem_peak), kMiB));
+        .set_data(x_of(run, 0), scaled(max_over_ranks(run, &RankSeries::mem_peak), kPerMiB));
     return;
   }
   for (size_t r = 0; r < run.ranks().size(); ++r) {
     const RankSeries& s = run.ranks()[r];
     const std::vector<double> xr = x_of(run, static_cast<int>(r));
     const QColor c = series_color(static_cast<int>(r));
-    memory_->add_curve(tr("rank %1 current").arg(r), c).set_data(xr, scaled(s.mem_current, kMiB));
-    memory_->add_curve(tr("rank %1 peak").arg(r), c, Qt::DashLine, 1.4).set_data(xr, scaled(s.mem_peak, kMiB));
+    memory_->add_curve(tr("rank %1 current").arg(r), c).set_data(xr, scaled(s.mem_current, kPerMiB));
+    memory_->add_curve(tr("rank %1 peak").arg(r), c, Qt::DashLine, 1.4).set_data(xr, scaled(s.mem_peak, kPerMiB));
     const bool cuda = QString::fromStdString(s.device).startsWith("cuda");
     const auto& extra = cuda ? s.mem_reserved : s.rss;
     if (std::none_of(extra.begin(), extra.end(), [](double v) { return v > 0; })) continue;
     const QString name = cuda ? tr("rank %1 reserved (CUDA cache)").arg(r) : tr("rank %1 RSS (whole process)").arg(r);
-    memory_->add_curve(name, c, Qt::DotLine, 1, true, !cuda).set_data(xr, scaled(extra, kMiB));
+    memory_->add_curve(name, c, Qt::DotLine, 1, true, !cuda).set_data(xr, scaled(extra, kPerMiB));
   }
 }
 
 // The device limit and the planner's predicted peak as marked lines (labels when off-scale).
 void LivePlots::add_memory_levels(const RunModel& run) {
   if (const double limit = run.device_limit_bytes(); limit > 0)
-    memory_->add_level(limit * kMiB, tr("device limit per rank %1").arg(LayoutView::bytes_text(limit)),
+    memory_->add_level(limit * kPerMiB, tr("device limit per rank %1").arg(LayoutView::bytes_text(limit)),
                        QColor(200, 30, 30));
   const auto parsed = config::parse_experiment(run.config().is_object() ? run.config() : nlohmann::json::object());
   if (!parsed.problems.empty() || !run.config().is_object()) return;
@@ -411,7 +411,7 @@ void LivePlots::add_memory_levels(const RunModel& run) {
   for (const auto& r : p->ranks) first_rank.emplace(r.peak, r.rank);
   for (const auto& [peak, rank] : first_rank) {
     const QString who = first_rank.size() == 1 ? tr("per rank") : tr("rank %1").arg(rank);
-    memory_->add_level(static_cast<double>(peak) * kMiB,
+    memory_->add_level(static_cast<double>(peak) * kPerMiB,
                        tr("predicted peak %1 %2").arg(who, LayoutView::bytes_text(static_cast<double>(peak))),
                        QColor(70, 70, 70));
   }

@@ -18,7 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-json quickstart() {
+json quickstart_json() {
   QFile f(QDir(HALO_SOURCE_DIR "/experiments").filePath("quickstart.json"));
   EXPECT_TRUE(f.open(QIODevice::ReadOnly));
   return json::parse(f.readAll().toStdString());
@@ -26,11 +26,11 @@ json quickstart() {
 
 TEST(PlannerView, TableIsThePlannersRowsWithTheRecommendationMarked) {
   PlannerView v;
-  v.set_experiment(quickstart());
+  v.set_experiment(quickstart_json());
   v.set_devices("1,2,4");
   v.set_budget_bytes(int64_t{8} << 30);
   ASSERT_TRUE(v.plan()) << v.problem_text().toStdString();
-  const auto cfg = config::parse_experiment(quickstart()).config;
+  const auto cfg = config::parse_experiment(quickstart_json()).config;
   const memory::PlanResult want =
       memory::plan_setups(cfg, {1, 2, 4}, v.budget_bytes(), memory::stored_rates(memory::DeviceKind::Cpu));
   ASSERT_EQ(v.table()->rowCount(), static_cast<int>(want.rows.size()));
@@ -45,7 +45,7 @@ TEST(PlannerView, TableIsThePlannersRowsWithTheRecommendationMarked) {
 
 TEST(PlannerView, TheBudgetSliderChangesWhatFits) {
   PlannerView v;
-  v.set_experiment(quickstart());
+  v.set_experiment(quickstart_json());
   v.set_devices("1,2,4");
   v.set_budget_bytes(int64_t{64} << 30);
   ASSERT_TRUE(v.plan() && v.plan()->recommended);
@@ -67,7 +67,7 @@ TEST(PlannerView, TheBudgetSliderChangesWhatFits) {
 
 TEST(PlannerView, PlansCudaOnAMachineWithoutOne) {
   PlannerView v;
-  json e = quickstart();
+  json e = quickstart_json();
   e["parallel"]["device"] = "cuda";
   v.set_experiment(e);
   v.replan();
@@ -79,7 +79,7 @@ TEST(PlannerView, PlansCudaOnAMachineWithoutOne) {
 
 TEST(PlannerView, LaunchThisRowGivesThatSetup) {
   PlannerView v;
-  v.set_experiment(quickstart());
+  v.set_experiment(quickstart_json());
   v.set_devices("4");
   v.replan();
   ASSERT_TRUE(v.plan());

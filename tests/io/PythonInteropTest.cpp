@@ -56,7 +56,7 @@ void expect_matches(const nlohmann::json& dumped, const std::string& name, const
   EXPECT_EQ(d["hex"], hex(c.data_ptr(), c.nbytes()));
 }
 
-at::Tensor sample(at::ScalarType dtype, std::vector<int64_t> shape) {
+at::Tensor reference_sample(at::ScalarType dtype, std::vector<int64_t> shape) {
   int64_t n = 1;
   for (auto d : shape) n *= d;
   if (dtype == at::kBool) return (at::arange(n, at::kLong) % 3 == 1).reshape(shape);
@@ -78,11 +78,11 @@ TEST(PythonInterop, SafetensorsLoadFileReadsHalosFile) {
   NamedTensors in;
   for (auto dt : {at::kBool, at::kByte, at::kChar, at::kShort, at::kUInt16, at::kInt, at::kUInt32, at::kLong,
                   at::kUInt64, at::kHalf, at::kBFloat16, at::kFloat, at::kDouble}) {
-    in.emplace_back(std::string("stage.0.") + c10::toString(dt), sample(dt, {2, 3, 2}));
+    in.emplace_back(std::string("stage.0.") + c10::toString(dt), reference_sample(dt, {2, 3, 2}));
   }
   in.emplace_back("scalar", at::scalar_tensor(-3.25, at::kFloat));
   in.emplace_back("empty", at::zeros({0, 7}, at::kBFloat16));
-  in.emplace_back("transposed", sample(at::kFloat, {4, 3}).t());
+  in.emplace_back("transposed", reference_sample(at::kFloat, {4, 3}).t());
   const std::map<std::string, std::string> meta = {
       {"format", "pt"}, {"halo.arch", "convnext_atto"}, {"note", "ünïcode \"quoted\""}};
   std::string path = dir.file("halo.safetensors");
@@ -148,25 +148,25 @@ json.dump({"tensors": dump(t)}, open(sys.argv[2], "w"))
 
 TEST(PythonInterop, TorchLoadWeightsOnlyReadsTheStateDict) {
   TempDir dir;
-  at::Tensor shared = sample(at::kFloat, {3, 3});
+  at::Tensor shared = reference_sample(at::kFloat, {3, 3});
   NamedTensors in = {
-      {"stem.0.weight", sample(at::kFloat, {8, 3, 4, 4})},
-      {"stem.0.bias", sample(at::kDouble, {8})},
-      {"stages.0.blocks.0.gamma", sample(at::kBFloat16, {8})},
+      {"stem.0.weight", reference_sample(at::kFloat, {8, 3, 4, 4})},
+      {"stem.0.bias", reference_sample(at::kDouble, {8})},
+      {"stages.0.blocks.0.gamma", reference_sample(at::kBFloat16, {8})},
       {"bn.num_batches_tracked", at::scalar_tensor(123456789012, at::kLong)},
-      {"i64", sample(at::kLong, {2, 5})},
-      {"f16", sample(at::kHalf, {3})},
-      {"i32", sample(at::kInt, {4})},
-      {"i16", sample(at::kShort, {4})},
-      {"i8", sample(at::kChar, {4})},
-      {"u8", sample(at::kByte, {4})},
-      {"mask", sample(at::kBool, {5})},
+      {"i64", reference_sample(at::kLong, {2, 5})},
+      {"f16", reference_sample(at::kHalf, {3})},
+      {"i32", reference_sample(at::kInt, {4})},
+      {"i16", reference_sample(at::kShort, {4})},
+      {"i8", reference_sample(at::kChar, {4})},
+      {"u8", reference_sample(at::kByte, {4})},
+      {"mask", reference_sample(at::kBool, {5})},
       {"empty", at::zeros({0, 4})},
-      {"transposed", sample(at::kFloat, {2, 5}).t()},
-      {"row_view", sample(at::kDouble, {4, 3}).select(0, 1)},
+      {"transposed", reference_sample(at::kFloat, {2, 5}).t()},
+      {"row_view", reference_sample(at::kDouble, {4, 3}).select(0, 1)},
       {"tied.a", shared},
       {"tied.b", shared},
-      {"param", sample(at::kFloat, {2}).requires_grad_()},
+      {"param", reference_sample(at::kFloat, {2}).requires_grad_()},
   };
   std::string path = dir.file("state_dict.pt");
   save_torch_state_dict(path, in);

@@ -9,7 +9,7 @@
 namespace halo::testing {
 namespace {
 
-nlohmann::json json_of(const CliResult& r) {
+nlohmann::json json_after_progress(const CliResult& r) {
   const auto at = r.out.find("\n{");
   return nlohmann::json::parse(r.out.substr(at == std::string::npos ? 0 : at + 1));
 }
@@ -23,7 +23,7 @@ std::string tiny_atto(const std::string& tag, int sp) {
 TEST(BenchStep, HaloAgainstTimmOnTheSameStep) {
   const CliResult r = run_halo("bench step " + tiny_atto("bench-step", 2) + " --vs timm --steps 2 --rounds 2 --json");
   ASSERT_EQ(r.code, 0) << r.out;
-  const auto j = json_of(r);
+  const auto j = json_after_progress(r);
   EXPECT_EQ(j["arch"], "convnext_atto");
   EXPECT_EQ(j["images"].get<int>(), 2);
   EXPECT_EQ(j["sp"].get<int>(), 2);

@@ -15,15 +15,15 @@
 namespace halo::memory {
 namespace {
 
-const int64_t kB = 2, kH = 64, kW = 256;
+const int64_t kBatch = 2, kHeight = 64, kWidth = 256;
 const char* kLayers[] = {"stem", "stages.1.downsample", "stages.1.blocks.0", "stages.3.blocks.0"};
 
 ActivationInput input(int sp, int rank) {
   ActivationInput in;
   in.variant = *arch::find_convnext_variant("convnext_test");
-  in.images = kB;
-  in.height = kH;
-  in.width = kW;
+  in.images = kBatch;
+  in.height = kHeight;
+  in.width = kWidth;
   in.sp = sp;
   in.rank = rank;
   return in;
@@ -47,7 +47,7 @@ void run_rank(int sp, const testing::RankHarness& h) {
     const bool ds = n.find("downsample") != std::string::npos;
     const int64_t c_in = n == "stem" ? 3 : v.dims[static_cast<size_t>(ds ? stage - 1 : stage)];
     const int64_t f = n == "stem" ? 1 : (ds ? int64_t{2} : int64_t{4}) << stage;  // input resolution divisor
-    at::Tensor full = torch::randn({kB, c_in, kH / f, kW / f});
+    at::Tensor full = torch::randn({kBatch, c_in, kHeight / f, kWidth / f});
     parallel::ShardedTensor x = parallel::shard_evenly(full, mesh->sp_ptr());
     if (n != "stem") x.local.requires_grad_();
     const int64_t before = train::MemoryTracker::cpu().current;
