@@ -1,5 +1,5 @@
 // Bars at x = 3·rank (predicted) and 3·rank + 1 (measured), one stacked QCPBars per part; the
-// timeline's x is the planner's operation index, absolute bytes = fixed state + live bytes.
+// timeline's x is the planner's operation index (TimelineAxis), absolute bytes = fixed state + live.
 #include "MemoryView.h"
 
 #include <QHBoxLayout>
@@ -19,6 +19,7 @@
 #include "LayoutView.h"
 #include "RunModel.h"
 #include "SeriesColor.h"
+#include "TimelineAxis.h"
 #include "config/ExperimentConfig.h"
 #include "memory/StepSimulator.h"
 
@@ -68,7 +69,8 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   info_ = new QLabel(this);
   info_->setWordWrap(true);
   bars_ = titled_plot(this, tr("Memory per rank: predicted beside measured"), tr("MiB"));
-  timeline_ = titled_plot(this, tr("Live bytes through one step, predicted (forward, then backward)"), tr("MiB"));
+  timeline_ =
+      titled_plot(this, tr("Live bytes through one step: predicted and measured (forward, then backward)"), tr("MiB"));
   timeline_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   timeline_->axisRect()->setRangeDrag(Qt::Horizontal);
   timeline_->axisRect()->setRangeZoom(Qt::Horizontal);
@@ -214,69 +216,100 @@ QStringList MemoryView::flagged() const {
   return out;
 }
 
-// The planner's walk of one step per sp rank (dashed), labelled at each stage boundary.
+// The planner's walk of one step per sp rank (dashed) and, once the ranks sent it, the measured
+// live bytes at every layer boundary (solid, dotted markers) on the same operations.
 void MemoryView::draw_timeline() {
   timeline_->clearGraphs();
   timeline_->clearItems();
   peak_text_.clear();
+  measured_peak_text_.clear();
   const auto p = run_ ? prediction_of(*run_) : std::nullopt;
-  if (!p) return timeline_->replot();
-  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-  double best = -1, best_x = 0;
-  QString best_where;
-  int best_rank = 0;
-  for (const auto& r : p->ranks) {
-    std::vector<memory::TracePoint> trace;
-    memory::simulate_step(r.layers, memory::checkpoint_segments(r.layers, p->checkpoint), r.inputs, &trace);
+  std::vector<std::vector<memory::TracePoint>> traces;
+  std::vector<std::string> names;
+  if (p)
+    for (const auto& r : p->ranks) {
+      memory::simulate_step(r.layers, memory::checkpoint_segments(r.layers, p->checkpoint), r.inputs,
+                            &traces.emplace_back());
+      if (names.empty())
+        for (const auto& t : traces.back()) names.push_back(t.where);
+    }
+  TimelineAxis axis(names);
+  Peak predicted, measured;
+  for (size_t k = 0; p && k < p->ranks.size(); ++k) {
+    const auto& r = p->ranks[k];
     const double base = static_cast<double>(r.weights + r.gradients + r.optimizer_state + r.scaler_and_buffers);
     QVector<double> x, y;
-    QString last_group;
-    for (size_t i = 0; i < trace.size(); ++i) {
+    for (size_t i = 0; i < traces[k].size(); ++i) {
       x << static_cast<double>(i);
-      y << (base + static_cast<double>(trace[i].high)) / kMiB;
-      if (y.back() > best) {
-        best = y.back(), best_x = static_cast<double>(i), best_rank = r.rank;
-        best_where = QString::fromStdString(trace[i].where);
-      }
-      // "backward of stages.1.blocks.0 (recompute)" -> "backward stages.1": a tick where that changes
-      const QString w = QString::fromStdString(trace[i].where).remove(" (recompute)");
-      const QString group = w.contains(' ') ? w.section(' ', 0, 0) + " " + w.section(' ', -1).section('.', 0, 1) : w;
-      if (r.rank == 0 && group != last_group) ticker->addTick(static_cast<double>(i), group);
-      last_group = group;
+      y << (base + static_cast<double>(traces[k][i].high)) / kMiB;
+      predicted.offer(x.back(), y.back(), traces[k][i].where, r.rank);
     }
     QCPGraph* g = timeline_->addGraph();
     g->setName(tr("rank %1 predicted").arg(r.rank));
     g->setPen(QPen(series_color(r.rank), 1.5, Qt::DashLine));
     g->setData(x, y, true);
   }
-  if (best >= 0) {
-    peak_text_ = tr("peak %1 at %2 (rank %3)").arg(LayoutView::bytes_text(best * kMiB), best_where).arg(best_rank);
-    auto* dot = timeline_->addGraph();
-    dot->setName(tr("peak"));
-    dot->setLineStyle(QCPGraph::lsNone);
-    dot->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(200, 30, 30), 8));
-    dot->setData(QVector<double>{best_x}, QVector<double>{best});
-    auto* t = new QCPItemText(timeline_);
-    t->position->setCoords(best_x, best);
-    t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-    t->setText(QString::fromUtf8("▲ ") + peak_text_);
-    t->setColor(QColor(200, 30, 30));
-  }
+  if (run_)
+    for (const auto& [rank, t] : run_->memory_timelines()) {
+      QVector<double> x, y;
+      for (const auto& point : t.points) {
+        x << axis.x_of(point.where);
+        y << static_cast<double>(point.high) / kMiB;
+        measured.offer(x.back(), y.back(), point.where, rank);
+      }
+      QCPGraph* g = timeline_->addGraph();
+      g->setName(tr("rank %1 measured (step %2)").arg(rank).arg(t.step + 1));
+      g->setPen(QPen(series_color(rank), 2));
+      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, series_color(rank), 4));
+      g->setData(x, y);  // sorted by x: a name the planner does not walk goes after its operations
+    }
+  if (predicted.y >= 0) peak_text_ = mark_peak(predicted, tr("peak"), QColor(200, 30, 30));
+  if (measured.y >= 0) measured_peak_text_ = mark_peak(measured, tr("measured peak"), QColor(120, 20, 140));
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  for (const auto& [x, label] : axis.ticks()) ticker->addTick(x, label);
   QFont small = font();
   small.setPointSize(7);
   timeline_->xAxis->setTickLabelFont(small);
   timeline_->xAxis->setTickLabelRotation(40);
   timeline_->xAxis->setTicker(ticker);
   timeline_->rescaleAxes();
-  timeline_->yAxis->setRange(0, best * 1.2);
+  timeline_->yAxis->setRange(0, std::max({predicted.y, measured.y, 1.0}) * 1.2);
   timeline_->replot();
+}
+
+void MemoryView::Peak::offer(double at_x, double at_y, const std::string& at_where, int at_rank) {
+  if (at_y <= y) return;
+  x = at_x, y = at_y, rank = at_rank;
+  where = QString::fromStdString(at_where);
+}
+
+// A disc at the peak and its text above it: "peak 3.2 MiB at backward of stages.0.blocks.1 (rank 0)".
+QString MemoryView::mark_peak(const Peak& peak, const QString& what, const QColor& color) {
+  const QString text =
+      tr("%1 %2 at %3 (rank %4)").arg(what, LayoutView::bytes_text(peak.y * kMiB), peak.where).arg(peak.rank);
+  auto* dot = timeline_->addGraph();
+  dot->setName(what);
+  dot->setLineStyle(QCPGraph::lsNone);
+  dot->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, 8));
+  dot->setData(QVector<double>{peak.x}, QVector<double>{peak.y});
+  auto* t = new QCPItemText(timeline_);
+  t->position->setCoords(peak.x, peak.y);
+  t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+  t->setText(QString::fromUtf8("▲ ") + text);
+  t->setColor(color);
+  return text;
 }
 
 QString MemoryView::peak_text() const { return peak_text_; }
 
-int MemoryView::timeline_curves() const {
+QString MemoryView::measured_peak_text() const { return measured_peak_text_; }
+
+int MemoryView::timeline_curves(const QString& containing) const {
   int n = 0;
-  for (int i = 0; i < timeline_->graphCount(); ++i) n += timeline_->graph(i)->name() != tr("peak") ? 1 : 0;
+  for (int i = 0; i < timeline_->graphCount(); ++i) {
+    const QString name = timeline_->graph(i)->name();
+    n += !name.endsWith(tr("peak")) && name.contains(containing) ? 1 : 0;
+  }
   return n;
 }
 

@@ -1,10 +1,11 @@
 // The memory tab: per rank a stacked bar of weights / gradients / optimizer state / saved
 // activations / transient, predicted beside measured with errors over 10 % flagged, and the
-// live bytes through one step as the planner walks it (the events carry no samples within a step).
+// live bytes through one step as the planner walks it beside the ranks' measured timeline.
 #pragma once
 
 #include <QWidget>
 
+#include <string>
 #include <vector>
 
 #include "MemoryBreakdown.h"
@@ -32,20 +33,29 @@ class MemoryView : public QWidget {
   // Per rank, what the bars show.
   const std::vector<MemoryBreakdown>& predicted() const { return predicted_; }
   const std::vector<MemoryBreakdown>& measured() const { return measured_; }
-  QStringList flagged() const;  // "rank 1 peak: +12.0 %" for every error over 10 %
-  QString peak_text() const;    // the timeline's peak mark
-  int timeline_curves() const;  // curves on the timeline (the prediction, per rank)
+  QStringList flagged() const;         // "rank 1 peak: +12.0 %" for every error over 10 %
+  QString peak_text() const;           // the timeline's predicted peak mark
+  QString measured_peak_text() const;  // its measured peak mark ("" before a timeline arrived)
+  // Curves on the timeline whose name contains `containing` ("predicted", "measured"; all: "").
+  int timeline_curves(const QString& containing = {}) const;
 
  private:
   void draw_bars();
   void fill_table();
   void draw_timeline();
+  struct Peak {  // the highest point offered
+    double x = 0, y = -1;
+    QString where;
+    int rank = 0;
+    void offer(double at_x, double at_y, const std::string& at_where, int at_rank);
+  };
+  QString mark_peak(const Peak& peak, const QString& what, const QColor& color);
   const RunModel* run_ = nullptr;
   std::vector<MemoryBreakdown> predicted_, measured_;
   QCustomPlot *bars_, *timeline_;
   QTableWidget* table_;
   QLabel* info_;
-  QString peak_text_;
+  QString peak_text_, measured_peak_text_;
   QTimer* timer_;
 };
 

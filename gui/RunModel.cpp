@@ -90,6 +90,8 @@ void RunModel::add_event(const protocol::EventLine& line) {
     layout_ = *layout;
   } else if (const auto* exchange = std::get_if<protocol::ExchangeEvent>(&ev)) {
     exchange_ms_[r] = exchange->ms;
+  } else if (const auto* timeline = std::get_if<protocol::MemoryTimelineEvent>(&ev)) {
+    timelines_[r] = *timeline;
   } else if (const auto* hello = std::get_if<protocol::HelloEvent>(&ev)) {
     rank(r).device = hello->device;
   } else if (const auto* ckpt = std::get_if<protocol::CheckpointEvent>(&ev)) {

@@ -64,6 +64,9 @@ class RunModel : public QObject {
   // Per rank of data-parallel group 0 (its sharding index): ms per step of each layer's halo
   // exchange, from its `exchange` event; empty before they arrived.
   const std::map<int, std::map<std::string, double>>& exchange_ms() const { return exchange_ms_; }
+  // Per rank of data-parallel group 0: live bytes through one step, from its `memory_timeline`
+  // event (the memory tab's measured timeline); empty before they arrived.
+  const std::map<int, protocol::MemoryTimelineEvent>& memory_timelines() const { return timelines_; }
   const std::vector<CheckpointInfo>& checkpoints() const { return checkpoints_; }
   const std::vector<std::string>& errors() const { return errors_; }
   int done_ranks() const { return done_; }
@@ -82,6 +85,7 @@ class RunModel : public QObject {
   nlohmann::json config_;
   std::optional<protocol::LayoutEvent> layout_;
   std::map<int, std::map<std::string, double>> exchange_ms_;
+  std::map<int, protocol::MemoryTimelineEvent> timelines_;
   std::vector<RankSeries> ranks_;
   std::vector<double> steps_, lr_, empty_;
   std::map<std::string, std::vector<double>> losses_;

@@ -209,9 +209,15 @@ int run_worker(const WorkerOptions& o) {
     };
     int64_t taken = 0;                           // steps this process took
     bool exchange_sent = mesh->dp_index() != 0;  // data-parallel group 0 reports its exchange times
+    bool timeline_kept = mesh->dp_index() != 0;  // and the memory timeline of their second step
     while (!trainer.finished()) {
       maybe_stall(rank, trainer.next_step());
+      if (!timeline_kept && (taken == 1 || trainer.next_step() + 1 >= cfg.schedule.steps)) {
+        trainer.keep_timeline();  // the second step: the optimizer state exists (or the only step)
+        timeline_kept = true;
+      }
       const train::StepResult r = trainer.step();
+      if (auto timeline = trainer.take_timeline()) emit(*timeline);
       if (!exchange_sent) exchange_sent = report_exchange(rank, ++taken, trainer.finished());
       try {
         trainer.write_preview(o.run_dir);  // after the first step only; nothing to write later

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "model/Init.h"
+#include "model/LayerProbe.h"
 #include "parallel/ShardedPool.h"
 
 namespace halo::model {
@@ -26,6 +27,7 @@ ConvNeXtStageImpl::ConvNeXtStageImpl(const std::vector<arch::Layer>& layers, std
   blocks = register_module("blocks", torch::nn::ModuleList());
   size_t j = 0;
   for (const arch::Layer& l : layers) {
+    names_.push_back(l.name);
     if (l.kind == arch::LayerKind::NormConvDownsample) {
       const arch::Norm& n = l.norm("0");
       const arch::Conv& c = l.conv("1");
@@ -44,8 +46,11 @@ ConvNeXtStageImpl::ConvNeXtStageImpl(int64_t in_dim, int64_t out_dim, int depth,
                         std::move(drop_path)) {}
 
 ShardedTensor ConvNeXtStageImpl::forward(ShardedTensor x) {
-  if (checkpoint == CheckpointLevel::Stage)
-    return checkpointed([this](const ShardedTensor& in) { return forward_inner(in); }, x);
+  if (checkpoint == CheckpointLevel::Stage) {
+    ShardedTensor y = checkpointed([this](const ShardedTensor& in) { return forward_inner(in); }, x);
+    LayerProbe::output_is(y.local);  // the stage ran without grad: its output is this one
+    return y;
+  }
   return forward_inner(std::move(x));
 }
 
@@ -53,6 +58,7 @@ ShardedTensor ConvNeXtStageImpl::forward_inner(ShardedTensor x) {
   if (!downsample->is_empty()) {
     x = x.with(downsample->at<LayerNorm2dImpl>(0).forward(x.local));
     x = downsample->at<ShardedConv2dImpl>(1).forward(x);
+    LayerProbe::layer_done(names_.front(), x.local);
   }
   for (size_t j = 0; j < blocks->size(); ++j) {
     auto& block = blocks->at<ConvNeXtBlockImpl>(j);
@@ -60,6 +66,7 @@ ShardedTensor ConvNeXtStageImpl::forward_inner(ShardedTensor x) {
       x = checkpointed([&block](const ShardedTensor& in) { return block.forward(in); }, x);
     else
       x = block.forward(x);
+    LayerProbe::layer_done(names_[names_.size() - blocks->size() + j], x.local);
   }
   return x;
 }
@@ -114,6 +121,7 @@ ShardedTensor ConvNeXtImpl::forward_features(const ShardedTensor& x) { return fo
 std::vector<ShardedTensor> ConvNeXtImpl::forward_stages(const ShardedTensor& x) {
   ShardedTensor y = stem->at<ShardedConv2dImpl>(0).forward(x);  // (B, C0, H/4, W/4/world)
   y = y.with(stem->at<LayerNorm2dImpl>(1).forward(y.local));
+  LayerProbe::layer_done("stem", y.local);
   std::vector<ShardedTensor> out;
   for (size_t i = 0; i < stages->size(); ++i) out.push_back(y = stages->at<ConvNeXtStageImpl>(i).forward(y));
   return out;
@@ -121,7 +129,9 @@ std::vector<ShardedTensor> ConvNeXtImpl::forward_stages(const ShardedTensor& x) 
 
 torch::Tensor ConvNeXtImpl::forward(const ShardedTensor& x) {
   if (!head) throw std::logic_error("ConvNeXt built without a head: use forward_features or forward_stages");
-  return head->forward(parallel::global_avg_pool(forward_features(x)));  // (B, classes)
+  torch::Tensor logits = head->forward(parallel::global_avg_pool(forward_features(x)));  // (B, classes)
+  LayerProbe::layer_done("head", logits);
+  return logits;
 }
 
 std::vector<arch::LayerShape> ConvNeXtImpl::layout(int64_t height, int64_t width, int sp) const {

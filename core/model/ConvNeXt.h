@@ -79,6 +79,7 @@ class ConvNeXtStageImpl : public torch::nn::Module {
 
  private:
   parallel::ShardedTensor forward_inner(parallel::ShardedTensor x);
+  std::vector<std::string> names_;  // the layer list's names of its rows, in order
 
  public:
   torch::nn::ModuleList downsample{nullptr};  // empty for stage 0

@@ -17,6 +17,7 @@ Event parse_known(const std::string& name, const nlohmann::json& j) {
   if (name == names::done) return j.get<DoneEvent>();
   if (name == names::heartbeat) return j.get<HeartbeatEvent>();
   if (name == names::exchange) return j.get<ExchangeEvent>();
+  if (name == names::memory_timeline) return j.get<MemoryTimelineEvent>();
   if (name == names::log) return j.get<LogEvent>();
   return UnknownEvent{name, j};
 }

@@ -17,13 +17,14 @@
 #include "protocol/LayoutEvent.h"
 #include "protocol/LogEvent.h"
 #include "protocol/MalformedEvent.h"
+#include "protocol/MemoryTimelineEvent.h"
 #include "protocol/StepEvent.h"
 #include "protocol/UnknownEvent.h"
 
 namespace halo::protocol {
 
 using Event = std::variant<HelloEvent, LayoutEvent, StepEvent, EvalEvent, CheckpointEvent, ErrorEvent, DoneEvent,
-                           HeartbeatEvent, ExchangeEvent, LogEvent, UnknownEvent, MalformedEvent>;
+                           HeartbeatEvent, ExchangeEvent, MemoryTimelineEvent, LogEvent, UnknownEvent, MalformedEvent>;
 
 // Never throws: a value that is not an object is a LogEvent of its text; an object naming a
 // known event that does not fit it is a MalformedEvent saying why; any other object is an UnknownEvent.

@@ -12,9 +12,10 @@ inline constexpr char eval[] = "eval";
 inline constexpr char checkpoint[] = "checkpoint";
 inline constexpr char error[] = "error";
 inline constexpr char done[] = "done";
-inline constexpr char heartbeat[] = "heartbeat";  // every few seconds; consumed by the launcher
-inline constexpr char exchange[] = "exchange";    // halo exchange time per layer, once
-inline constexpr char log[] = "log";              // the launcher's pseudo-event for a line that is not JSON
+inline constexpr char heartbeat[] = "heartbeat";              // every few seconds; consumed by the launcher
+inline constexpr char exchange[] = "exchange";                // halo exchange time per layer, once
+inline constexpr char memory_timeline[] = "memory_timeline";  // live bytes through one step, once
+inline constexpr char log[] = "log";                          // the launcher's pseudo-event for a line that is not JSON
 }  // namespace names
 
 namespace keys {

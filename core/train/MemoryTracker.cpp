@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <mutex>
@@ -21,6 +22,12 @@ namespace {
 
 std::atomic<int64_t> g_current{0};
 std::atomic<int64_t> g_peak{0};
+std::atomic<int64_t> g_window{0};  // take_window_high()'s peak
+
+void raise_to(std::atomic<int64_t>& peak, int64_t now) {
+  int64_t p = peak.load();
+  while (now > p && !peak.compare_exchange_weak(p, now)) {}
+}
 
 // Context == data pointer (LibTorch's raw_allocate requires it): sizes and the inner
 // deleters live in a side table.
@@ -39,8 +46,8 @@ class CountingAllocator final : public c10::Allocator {
       blocks()[ptr] = {static_cast<int64_t>(n), del};
     }
     const int64_t now = g_current.fetch_add(static_cast<int64_t>(n)) + static_cast<int64_t>(n);
-    int64_t peak = g_peak.load();
-    while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {}
+    raise_to(g_peak, now);
+    raise_to(g_window, now);
     return {ptr, ptr, &CountingAllocator::release, c10::Device(c10::DeviceType::CPU)};
   }
 
@@ -113,6 +120,11 @@ MemorySample MemoryTracker::cuda(int device) {
 #endif
   s.rss = rss_bytes();
   return s;
+}
+
+int64_t MemoryTracker::take_window_high() {
+  const int64_t now = g_current.load();
+  return std::max(g_window.exchange(now), now);
 }
 
 void MemoryTracker::reset_peak() {

@@ -21,6 +21,9 @@ class MemoryTracker {
   static MemorySample cpu();
   static MemorySample cuda(int device);  // zeros when built without CUDA
   static void reset_peak();              // CPU counter and CUDA device 0..n peaks
+  // CPU: the most bytes live since the previous call (a window of its own, apart from the
+  // peak), then a new window starts at the current bytes. The memory timeline's "high".
+  static int64_t take_window_high();
   static int64_t rss_bytes();
 };
 

@@ -20,6 +20,7 @@
 #include "io/TorchArchive.h"
 #include "model/AutocastScope.h"
 #include "model/ConvNeXt.h"
+#include "model/LayerProbe.h"
 #include "model/ShardedConv2d.h"
 #include "parallel/GradSync.h"
 #include "parallel/Mesh.h"
@@ -81,6 +82,8 @@ struct Trainer::State {
   LrSchedule schedule;
   at::ScalarType autocast = at::kFloat;
   int64_t step = 0;
+  bool keep_timeline = false;  // probe the next step
+  std::optional<protocol::MemoryTimelineEvent> timeline;
 };
 
 Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> mesh)
@@ -131,8 +134,11 @@ StepResult Trainer::step() {
   const auto t_start = clock_type::now();
   MemoryTracker::reset_peak();
   r.memory_at_start = memory_now().current;
-  const std::map<std::string, double> losses = micro_steps(r.time);  // this rank's, mean over micro-steps
+  std::unique_ptr<model::LayerProbe> probe;
+  if (std::exchange(s_->keep_timeline, false)) probe = open_probe();
+  const std::map<std::string, double> losses = micro_steps(r.time, probe.get());  // this rank's, mean over micro-steps
   s_->sync->sync();
+  if (probe) probe->mark("gradient sync");
   const auto t_opt = clock_type::now();
   unscale_gradients();
   const double square_sum = gradient_square_sum();  // identical on every rank after the sync
@@ -150,8 +156,10 @@ StepResult Trainer::step() {
     clip_gradients(r.grad_norm);
     s_->optim->step(r.lr);
   }
+  if (probe) probe->mark("optimizer step");
   s_->optim->zero_grad();
   const auto t_end = clock_type::now();
+  if (probe) s_->timeline = timeline_event(r.step, r.memory_at_start, probe->points());
   r.time.optim_ms = ms(t_opt, t_end);
   r.time.comm_ms = (parallel::comm_wait_seconds() - comm0) * 1e3;
   r.time.total_ms = ms(t_start, t_end);
@@ -162,14 +170,17 @@ StepResult Trainer::step() {
   return r;
 }
 
-std::map<std::string, double> Trainer::micro_steps(StepTimings& time) {
+std::map<std::string, double> Trainer::micro_steps(StepTimings& time, model::LayerProbe* probe) {
   const int accum = cfg_.train.accumulation;
   std::map<std::string, double> mean;  // per key
   for (int m = 0; m < accum; ++m) {
     const auto t0 = clock_type::now();
     const std::map<std::string, at::Tensor> losses = forward(m);
     const auto t1 = clock_type::now();
+    if (probe && m == 0) probe->begin_backward();
     (losses.at("loss") * (s_->scaler.scale() / accum)).backward();
+    if (probe && m == 0) probe->end_backward();  // the layers report no more: one micro-step is the timeline
+    if (probe && m == accum - 1 && accum > 1) probe->mark(fmt::format("micro-steps 2..{}", accum));
     const auto t2 = clock_type::now();
     time.forward_ms += ms(t0, t1);
     time.backward_ms += ms(t1, t2);
@@ -214,6 +225,30 @@ void Trainer::clip_gradients(double norm) {
   for (auto& [name, p] : named_parameters())
     if (p.grad().defined()) p.mutable_grad().mul_(f);
 }
+
+std::unique_ptr<model::LayerProbe> Trainer::open_probe() const {
+  if (s_->device.is_cuda()) {  // the caching allocator's allocated bytes; its peak is the step's
+    const int index = s_->device.index();
+    return std::make_unique<model::LayerProbe>([index] {
+      const int64_t now = MemoryTracker::cuda(index).current;
+      return model::LayerProbe::Reading{now, now};
+    });
+  }
+  return std::make_unique<model::LayerProbe>([] {
+    return model::LayerProbe::Reading{MemoryTracker::cpu().current, MemoryTracker::take_window_high()};
+  });
+}
+
+protocol::MemoryTimelineEvent Trainer::timeline_event(int64_t step, int64_t start,
+                                                      const std::vector<model::ProbePoint>& points) const {
+  protocol::MemoryTimelineEvent e{mesh_->rank(), step, start, s_->device.is_cuda() ? "cuda" : "cpu", {}};
+  for (const model::ProbePoint& p : points) e.points.push_back({p.where, p.high, p.after});
+  return e;
+}
+
+void Trainer::keep_timeline() { s_->keep_timeline = true; }
+
+std::optional<protocol::MemoryTimelineEvent> Trainer::take_timeline() { return std::exchange(s_->timeline, {}); }
 
 MemorySample Trainer::memory_now() const {
   return s_->device.is_cuda() ? MemoryTracker::cuda(s_->device.index()) : MemoryTracker::cpu();

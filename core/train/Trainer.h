@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,12 +13,17 @@
 
 #include "config/ExperimentConfig.h"
 #include "protocol/LayoutEvent.h"
+#include "protocol/MemoryTimelineEvent.h"
 #include "train/MemoryTracker.h"
 #include "train/Pretrained.h"
 
 namespace halo::parallel {
 class Mesh;
 }
+namespace halo::model {
+class LayerProbe;
+struct ProbePoint;
+}  // namespace halo::model
 
 namespace halo::train {
 
@@ -68,6 +74,11 @@ class Trainer {
   // protocol::preview_file(view, sp index) (util::Error naming the file when it cannot).
   // Returns the number of files written: 0 when nothing was kept.
   void keep_preview();
+  // The memory tab's measured timeline: after keep_timeline(), the next step is probed (live
+  // bytes after every layer of its first micro-step's forward and backward, the gradient sync,
+  // the optimizer step) and take_timeline() then returns it, once.
+  void keep_timeline();
+  std::optional<protocol::MemoryTimelineEvent> take_timeline();
   int write_preview(const std::string& run_dir);
   std::string device_name() const;
   // Named parameters (timm names) for export.
@@ -75,14 +86,18 @@ class Trainer {
 
  private:
   // The phases of step(), in order.
-  std::map<std::string, double> micro_steps(StepTimings& time);  // this rank's losses, mean over micro-steps
-  std::map<std::string, at::Tensor> forward(int micro);          // micro-step `micro`: seed, batch, autocast
-  void unscale_gradients();                                      // divide by the loss scale
-  double gradient_square_sum() const;                            // squared global gradient norm
+  // This rank's losses, mean over micro-steps; the probe (when given) sees the first one.
+  std::map<std::string, double> micro_steps(StepTimings& time, model::LayerProbe* probe);
+  std::map<std::string, at::Tensor> forward(int micro);  // micro-step `micro`: seed, batch, autocast
+  void unscale_gradients();                              // divide by the loss scale
+  double gradient_square_sum() const;                    // squared global gradient norm
   // World sums of [non-finite gradient flag, losses by key]: every rank agrees on both.
   std::vector<double> agree(double square_sum, const std::map<std::string, double>& losses) const;
   void clip_gradients(double norm);  // to optim.grad_clip
   MemorySample memory_now() const;
+  std::unique_ptr<model::LayerProbe> open_probe() const;  // reading this device's live bytes
+  protocol::MemoryTimelineEvent timeline_event(int64_t step, int64_t start,
+                                               const std::vector<model::ProbePoint>& points) const;
 
   struct State;
   config::ExperimentConfig cfg_;

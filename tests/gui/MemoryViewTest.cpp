@@ -1,9 +1,11 @@
 // The memory tab on a run built from step events: predicted parts add up to the planner's
 // peak, the measured peak sits beside it with its error (flagged over 10 %), and the step
-// timeline has a curve per rank with the peak marked where the planner puts it.
+// timeline has a curve per rank with the peak marked where the planner puts it, and the
+// measured timeline on the same operations.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include <qcustomplot.h>
 
@@ -119,6 +121,47 @@ TEST(MemoryView, TimelineHasEachRankAndMarksThePeak) {
   const double fixed = static_cast<double>(r0.weights + r0.gradients + r0.optimizer_state + r0.scaler_and_buffers);
   EXPECT_NEAR(top * 1024 * 1024, fixed + static_cast<double>(step.peak), 1.0);
   EXPECT_LE(top * 1024 * 1024, static_cast<double>(r0.peak) + 1.0);
+}
+
+// The ranks' measured timelines: a solid curve per rank on the planner's operations of the same
+// name (its own points after them), the measured peak marked with its place and rank.
+TEST(MemoryView, MeasuredTimelineLiesOnThePlannersOperationsAndMarksItsPeak) {
+  memory::Prediction p;
+  auto run = run_at(1.0, &p);
+  const auto& layers = p.ranks[0].layers;
+  ASSERT_GE(layers.size(), 3u);
+  const std::string backward = "backward of " + layers[1].name;
+  for (int r = 0; r < 2; ++r) {
+    json points = json::array();
+    points.push_back({{"where", "forward of " + layers[0].name}, {"high", 3 << 20}, {"after", 2 << 20}});
+    points.push_back({{"where", backward}, {"high", (8 + r) << 20}, {"after", 4 << 20}});
+    points.push_back({{"where", "optimizer step"}, {"high", 5 << 20}, {"after", 4 << 20}});
+    run->add_line(
+        json{{"event", "memory_timeline"}, {"rank", r}, {"step", 1}, {"start", 1 << 20}, {"points", points}}.dump());
+  }
+  MemoryView v;
+  v.set_run(run.get());
+  EXPECT_EQ(v.timeline_curves("predicted"), 2);
+  EXPECT_EQ(v.timeline_curves("measured"), 2);
+  std::vector<memory::TracePoint> trace;
+  memory::simulate_step(layers, memory::checkpoint_segments(layers, p.checkpoint), p.ranks[0].inputs, &trace);
+  double predicted_x = -1;
+  for (size_t i = 0; i < trace.size() && predicted_x < 0; ++i)
+    if (trace[i].where == backward) predicted_x = static_cast<double>(i);
+  ASSERT_GE(predicted_x, 0) << backward;
+  const QCPGraph* measured = nullptr;
+  for (int i = 0; i < v.timeline_plot()->graphCount(); ++i)
+    if (v.timeline_plot()->graph(i)->name().startsWith("rank 1 measured")) measured = v.timeline_plot()->graph(i);
+  ASSERT_NE(measured, nullptr);
+  ASSERT_EQ(measured->data()->size(), 3);
+  std::map<double, double> at;  // x -> MiB
+  for (auto it = measured->data()->constBegin(); it != measured->data()->constEnd(); ++it) at[it->key] = it->value;
+  EXPECT_DOUBLE_EQ(at.at(predicted_x), 9.0);
+  EXPECT_GE(at.rbegin()->first, static_cast<double>(trace.size()));  // "optimizer step": after the walk
+  EXPECT_TRUE(v.measured_peak_text().contains(QString::fromStdString(backward)) &&
+              v.measured_peak_text().contains("rank 1"))
+      << v.measured_peak_text().toStdString();
+  EXPECT_TRUE(v.measured_peak_text().contains("9.0 MiB")) << v.measured_peak_text().toStdString();
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "LayoutView.h"
 #include "LivePlots.h"
 #include "MainWindow.h"
+#include "MemoryView.h"
 #include "RunController.h"
 #include "RunModel.h"
 #include "SetupForm.h"
@@ -128,6 +129,18 @@ TEST(RunWindow, RunFromTheWindowFinishesAndEveryViewShowsIt) {
       EXPECT_EQ(ms, "-");
     }
   }
+  // Both ranks measured their second step's live bytes; the memory tab draws them on the planner's walk.
+  ASSERT_EQ(c->model()->memory_timelines().size(), 2u);
+  const auto& timeline = c->model()->memory_timelines().at(1);
+  EXPECT_EQ(timeline.step, 1);
+  EXPECT_GT(timeline.start, 0);
+  ASSERT_GE(timeline.points.size(), 3u);
+  EXPECT_EQ(timeline.points.front().where, "forward of stem");
+  EXPECT_EQ(timeline.points.back().where, "optimizer step");
+  t.w.memory_view()->refresh();
+  EXPECT_EQ(t.w.memory_view()->timeline_curves("measured"), 2);
+  EXPECT_TRUE(t.w.memory_view()->measured_peak_text().startsWith("measured peak"))
+      << t.w.memory_view()->measured_peak_text().toStdString();
 
   // History lists it as FINISHED; export writes the file where the dialog says.
   t.w.history()->refresh();

@@ -104,6 +104,29 @@ TEST(ProtocolRoundTrip, Exchange) {
       R"({"event":"exchange","layers":{"img_neck.fpn_convs.0":1.5,"stages.0.blocks.0.conv_dw":0.25},"rank":1,"steps":3})");
 }
 
+TEST(ProtocolRoundTrip, MemoryTimeline) {
+  MemoryTimelineEvent e{2, 1, 5000, "cpu", {}};
+  e.points.push_back({"forward of stem", 7000, 6500});
+  e.points.push_back({"backward of stem", 9000, 5200});
+  EXPECT_EQ(round_trip(e), e);
+  EXPECT_EQ(
+      to_line(Event{e}),
+      R"({"device":"cpu","event":"memory_timeline","points":[{"after":6500,"high":7000,"where":"forward of stem"},)"
+      R"({"after":5200,"high":9000,"where":"backward of stem"}],"rank":2,"start":5000,"step":1})");
+}
+
+TEST(ProtocolRoundTrip, MemoryTimelineWithoutPointsOrDeviceReadsAsCpuAndEmpty) {
+  const EventLine back = parse_line(std::string(R"({"event":"memory_timeline","rank":1,"step":3,"start":10})"));
+  const auto* e = std::get_if<MemoryTimelineEvent>(&back.event);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(*e, (MemoryTimelineEvent{1, 3, 10, "cpu", {}}));
+  const EventLine bad =
+      parse_line(std::string(R"({"event":"memory_timeline","points":[{"where":"x","high":"lots"}]})"));
+  const auto* m = std::get_if<MalformedEvent>(&bad.event);
+  ASSERT_NE(m, nullptr);
+  EXPECT_NE(m->problem.find("high"), std::string::npos) << m->problem;
+}
+
 TEST(ProtocolRoundTrip, Log) {
   const LogEvent e{"W1104 12:00:00 some library's own \"quoted\" output"};
   EXPECT_EQ(round_trip(e), e);
@@ -131,6 +154,7 @@ TEST(ProtocolRoundTrip, NamesAreTheWireNames) {
   EXPECT_EQ(name_of(Event{DoneEvent{}}), "done");
   EXPECT_EQ(name_of(Event{HeartbeatEvent{}}), "heartbeat");
   EXPECT_EQ(name_of(Event{ExchangeEvent{}}), "exchange");
+  EXPECT_EQ(name_of(Event{MemoryTimelineEvent{}}), "memory_timeline");
   EXPECT_EQ(name_of(Event{LogEvent{}}), "log");
 }
 

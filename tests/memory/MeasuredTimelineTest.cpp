@@ -1,0 +1,118 @@
+// The measured within-step timeline (model::LayerProbe over the counting allocator) against
+// the planner's walk of the same step: the same operations in the same order, and the live
+// bytes at each within a few percent of the step's peak, for each checkpointing level.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include <torch/torch.h>
+
+#include "memory/ActivationModel.h"
+#include "memory/StepSimulator.h"
+#include "model/ConvNeXt.h"
+#include "model/LayerProbe.h"
+#include "parallel/Communicator.h"
+#include "train/MemoryTracker.h"
+
+namespace halo::memory {
+namespace {
+
+using model::LayerProbe;
+using parallel::ShardedTensor;
+using train::MemoryTracker;
+
+struct Measured {
+  int64_t start = 0;
+  std::vector<model::ProbePoint> points;
+};
+
+// Two steps of a small ConvNeXt; the second (gradients already allocated) probed.
+Measured probed_step(const ActivationInput& in, std::optional<config::CheckpointLevel> level) {
+  torch::manual_seed(0);
+  model::ConvNeXt net(in.variant, in.classes);
+  if (level)
+    net->set_checkpoint(*level == config::CheckpointLevel::Block ? model::CheckpointLevel::Block
+                                                                 : model::CheckpointLevel::Stage);
+  Measured m;
+  auto step = [&](LayerProbe* probe) {
+    at::Tensor images = torch::randn({in.images, 3, in.height, in.width});
+    ShardedTensor x{images, shard::even_partition(in.width, 1), parallel::Communicator::solo()};
+    at::Tensor loss = torch::cross_entropy_loss(net->forward(x), torch::zeros({in.images}, torch::kLong));
+    if (probe) probe->begin_backward();
+    loss.backward();
+    if (probe) probe->end_backward();
+  };
+  step(nullptr);
+  m.start = MemoryTracker::cpu().current;
+  LayerProbe probe([] { return LayerProbe::Reading{MemoryTracker::cpu().current, MemoryTracker::take_window_high()}; });
+  step(&probe);
+  m.points = probe.points();
+  return m;
+}
+
+class MeasuredTimeline : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MeasuredTimeline, FollowsThePlannersWalkOfTheStep) {
+  MemoryTracker::install();
+  ActivationInput in;
+  in.variant = *arch::find_convnext_variant("convnext_test");
+  in.images = 4;
+  in.height = 64;
+  in.width = 256;
+  const std::optional<config::CheckpointLevel> level =
+      GetParam() == "none" ? std::nullopt : config::from_string<config::CheckpointLevel>(GetParam());
+  const Measured m = probed_step(in, level);
+  const auto layers = activation_layers(in);
+  std::vector<TracePoint> trace;
+  const StepPeak peak =
+      simulate_step(layers, checkpoint_segments(layers, level), in.images * 3 * in.height * in.width * 4, &trace);
+  std::map<std::string, TracePoint> predicted;
+  for (const TracePoint& t : trace) predicted.emplace(t.where, t);  // the first of a name
+
+  // Every layer's forward, then every layer's backward in reverse: the planner's names.
+  std::vector<std::string> expected;
+  for (const auto& l : layers) expected.push_back("forward of " + l.name);
+  for (size_t i = layers.size(); i-- > 0;) expected.push_back("backward of " + layers[i].name);
+  std::vector<std::string> seen;
+  for (const auto& p : m.points) seen.push_back(p.where);
+  if (GetParam() != "stage") {
+    EXPECT_EQ(seen, expected);
+  }
+
+  int compared = 0;
+  for (const auto& p : m.points) {
+    EXPECT_GE(p.high, p.after) << p.where;
+    auto it = predicted.find(p.where);
+    if (it == predicted.end()) it = predicted.find(p.where + " (recompute)");  // the end of a stage's recompute
+    if (it == predicted.end()) continue;
+    // The moment after the operation: the planner's `after`, measured above the step's start.
+    EXPECT_NEAR(static_cast<double>(p.after - m.start), static_cast<double>(it->second.after),
+                0.05 * static_cast<double>(peak.peak))
+        << GetParam() << ": " << p.where;
+    ++compared;
+  }
+  EXPECT_GE(compared, static_cast<int>(layers.size())) << GetParam();
+  int64_t measured_peak = 0;
+  for (const auto& p : m.points) measured_peak = std::max(measured_peak, p.high - m.start);
+  EXPECT_NEAR(static_cast<double>(measured_peak) / static_cast<double>(peak.peak), 1.0, 0.05)
+      << GetParam() << ": predicted at " << peak.where;
+}
+
+INSTANTIATE_TEST_SUITE_P(Checkpointing, MeasuredTimeline, ::testing::Values("none", "block", "stage"));
+
+TEST(LayerProbe, WithoutAnOpenProbeTheModelReportsNothing) {
+  const auto v = *arch::find_convnext_variant("convnext_test");
+  model::ConvNeXt net(v, 10);
+  int readings = 0;
+  {
+    LayerProbe probe([&] { return LayerProbe::Reading{++readings, 0}; });
+  }  // closed
+  const int opened = readings;
+  at::Tensor images = torch::randn({1, 3, 32, 64});
+  ShardedTensor x{images, shard::even_partition(64, 1), parallel::Communicator::solo()};
+  net->forward(x).sum().backward();
+  EXPECT_EQ(readings, opened);
+}
+
+}  // namespace
+}  // namespace halo::memory
