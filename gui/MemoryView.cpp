@@ -122,8 +122,8 @@ void MemoryView::refresh() {
                  : !p  ? tr("%1: the planner cannot predict this run's config.").arg(run_->name())
                        : tr("%1 — predicted by core's planner (memory::predict) for the run's own config; measured "
                              "from its step events after the first: the peak, and where they carry memory.step_start "
-                             "the state (weights + gradients + optimizer) and the activations above it. The events "
-                             "carry no samples within a step, so the timeline is the planner's walk only.")
+                             "the state (weights + gradients + optimizer) and the activations above it. The timeline: "
+                             "the planner's walk of one step (dashed) and each rank's measured second step (solid).")
                             .arg(run_->name()));
   draw_bars();
   fill_table();
@@ -263,8 +263,9 @@ void MemoryView::draw_timeline() {
       g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, series_color(rank), 4));
       g->setData(x, y);  // sorted by x: a name the planner does not walk goes after its operations
     }
-  if (predicted.y >= 0) peak_text_ = mark_peak(predicted, tr("peak"), QColor(200, 30, 30));
-  if (measured.y >= 0) measured_peak_text_ = mark_peak(measured, tr("measured peak"), QColor(120, 20, 140));
+  if (predicted.y >= 0) peak_text_ = mark_peak(predicted, tr("peak"), QColor(200, 30, 30), false);
+  if (measured.y >= 0)  // its text below the point, clear of the predicted peak's
+    measured_peak_text_ = mark_peak(measured, tr("measured peak"), QColor(120, 20, 140), predicted.y >= 0);
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
   for (const auto& [x, label] : axis.ticks()) ticker->addTick(x, label);
   QFont small = font();
@@ -273,7 +274,7 @@ void MemoryView::draw_timeline() {
   timeline_->xAxis->setTickLabelRotation(40);
   timeline_->xAxis->setTicker(ticker);
   timeline_->rescaleAxes();
-  timeline_->yAxis->setRange(0, std::max({predicted.y, measured.y, 1.0}) * 1.2);
+  timeline_->yAxis->setRange(0, std::max({predicted.y, measured.y, 1.0}) * 1.3);
   timeline_->replot();
 }
 
@@ -283,8 +284,8 @@ void MemoryView::Peak::offer(double at_x, double at_y, const std::string& at_whe
   where = QString::fromStdString(at_where);
 }
 
-// A disc at the peak and its text above it: "peak 3.2 MiB at backward of stages.0.blocks.1 (rank 0)".
-QString MemoryView::mark_peak(const Peak& peak, const QString& what, const QColor& color) {
+// A disc at the peak and its text above (or below) it: "peak 3.2 MiB at backward of stages.0.blocks.1 (rank 0)".
+QString MemoryView::mark_peak(const Peak& peak, const QString& what, const QColor& color, bool below) {
   const QString text =
       tr("%1 %2 at %3 (rank %4)").arg(what, LayoutView::bytes_text(peak.y * kMiB), peak.where).arg(peak.rank);
   auto* dot = timeline_->addGraph();
@@ -294,8 +295,8 @@ QString MemoryView::mark_peak(const Peak& peak, const QString& what, const QColo
   dot->setData(QVector<double>{peak.x}, QVector<double>{peak.y});
   auto* t = new QCPItemText(timeline_);
   t->position->setCoords(peak.x, peak.y);
-  t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-  t->setText(QString::fromUtf8("▲ ") + text);
+  t->setPositionAlignment(Qt::AlignHCenter | (below ? Qt::AlignTop : Qt::AlignBottom));
+  t->setText(QString::fromUtf8(below ? "▼ " : "▲ ") + text);
   t->setColor(color);
   return text;
 }

@@ -49,7 +49,7 @@ class MemoryView : public QWidget {
     int rank = 0;
     void offer(double at_x, double at_y, const std::string& at_where, int at_rank);
   };
-  QString mark_peak(const Peak& peak, const QString& what, const QColor& color);
+  QString mark_peak(const Peak& peak, const QString& what, const QColor& color, bool below);
   const RunModel* run_ = nullptr;
   std::vector<MemoryBreakdown> predicted_, measured_;
   QCustomPlot *bars_, *timeline_;
