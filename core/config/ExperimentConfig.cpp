@@ -3,6 +3,7 @@
 #include "config/ExperimentConfig.h"
 
 #include "config/FieldInfo.h"
+#include "config/KeySuggestion.h"
 
 #include <algorithm>
 #include <cctype>
@@ -56,12 +57,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out(1);
   for (char ch : s) ch == sep ? out.emplace_back() : out.back() += ch;
   return out;
-}
-
-std::pair<std::string, std::string> split_last(const std::string& path) {
-  const auto dot = path.rfind('.');
-  if (dot == std::string::npos) return {"", path};
-  return {path.substr(0, dot), path.substr(dot + 1)};
 }
 
 // The value as the user wrote it (NaN/Inf, which JSON cannot hold, by name).
@@ -389,51 +384,13 @@ void check_combinations(const ExperimentConfig& c, const Reader& r, std::vector<
         fmt::format("use at most schedule.steps ({})", c.schedule.steps));
 }
 
-// Levenshtein distance (one row).
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0]++;
-    for (size_t j = 1; j <= b.size(); ++j)
-      diag = std::exchange(row[j], std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])}));
-  }
-  return row[b.size()];
-}
-
-// Close enough to suggest: a small edit distance, a prefix or suffix ("batch_size",
-// "num_workers"), or the initials of a multi-word key ("lr" for "learning_rate").
-bool similar(const std::string& a, const std::string& b) {
-  const auto& s = a.size() < b.size() ? a : b;
-  const auto& l = a.size() < b.size() ? b : a;
-  if (s.size() >= 3 && (l.starts_with(s) || l.ends_with(s))) return true;
-  std::string initials;
-  for (const auto& w : split(l, '_')) initials += w.substr(0, 1);
-  if (initials.size() >= 2 && s == initials) return true;
-  return edit_distance(a, b) <= (l.size() <= 4 ? 1u : 2u);
-}
-
-// The known key closest to an unknown one, comparing last parts; same section on ties.
-std::optional<std::string> closest_key(const std::string& path, const std::set<std::string>& known) {
-  const auto [parent, leaf] = split_last(path);
-  std::optional<std::string> best;
-  size_t best_score = std::numeric_limits<size_t>::max();
-  for (const auto& k : known) {
-    const auto [kparent, kleaf] = split_last(k);
-    if (!similar(leaf, kleaf)) continue;
-    const size_t score = 2 * edit_distance(leaf, kleaf) + (kparent != parent);  // exact elsewhere beats close here
-    if (score < best_score) best = k, best_score = score;
-  }
-  return best;
-}
-
 void warn_unknown(const json& root, const Reader& r, ConfigResult& out) {
   std::vector<std::string>& warnings = out.warnings;
   auto warn = [&](const std::string& path) {
     out.unknown.push_back(path);
     std::string w = fmt::format("unknown key '{}' ignored", path.size() > 80 ? path.substr(0, 77) + "..." : path);
     if (r.known.count(path))  // a literal dotted key, e.g. {"optim.lr": 1}
-      w += fmt::format("; nest it: \"{}\": {{\"{}\": ...}}", split_last(path).first, split_last(path).second);
+      w += fmt::format("; nest it: \"{}\": {{\"{}\": ...}}", split_key(path).first, split_key(path).second);
     else if (auto s = closest_key(path, r.known))
       w += fmt::format("; did you mean '{}'?", *s);
     warnings.push_back(std::move(w));
@@ -486,50 +443,6 @@ void apply_override(json& j, const std::string& assignment) {
     node = &next;
   }
   (*node)[parts.back()] = std::move(value);
-}
-
-json parse_json_strict(const std::string& text, const std::string& what) {
-  struct Open {        // an object (its keys so far) or an array being parsed
-    std::string step;  // how its parent reaches it: ".key", "[]", or "" at the top
-    bool object;
-    std::set<std::string> keys;
-  };
-  std::vector<Open> open;
-  std::string key;  // the last key read
-  std::optional<std::string> twice;
-  auto step = [&]() { return open.empty() ? std::string() : (open.back().object ? "." + key : "[]"); };
-  // The dotted path is built only for a duplicate: building it per container would be
-  // quadratic in the nesting depth (a hostile file nests 100 000 levels).
-  auto path_of_key = [&]() {
-    std::string path;
-    for (const auto& o : open) path += o.step;
-    return (path + "." + key).substr(1);
-  };
-  const json::parser_callback_t watch = [&](int, json::parse_event_t ev, json& parsed) {
-    using E = json::parse_event_t;
-    if (ev == E::object_start || ev == E::array_start) open.push_back({step(), ev == E::object_start, {}});
-    if (ev == E::object_end || ev == E::array_end) open.pop_back();
-    if (ev == E::key && !open.empty()) {
-      key = parsed.get<std::string>();
-      if (!open.back().keys.insert(key).second && !twice) twice = path_of_key();
-    }
-    return true;
-  };
-  json j;
-  try {
-    j = json::parse(text, watch);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
-    std::string why = e.what();         // "[json.exception.parse_error.101] parse error at line L, column C: ..."
-    if (auto at = why.find("] "); at != std::string::npos) why = why.substr(at + 2);
-    throw util::Error(fmt::format("{} is not valid JSON: {}", what, why),
-                      "fix the JSON at that line and column (strings in double quotes, no trailing commas)");
-  }
-  if (twice) {
-    const std::string shown = twice->size() > 80 ? twice->substr(0, 77) + "..." : *twice;
-    throw util::Error(fmt::format("{} has the key '{}' twice", what, shown),
-                      "keep one of them: JSON readers differ on which copy wins, so Halo refuses both");
-  }
-  return j;
 }
 
 namespace {
