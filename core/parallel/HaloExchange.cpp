@@ -20,6 +20,10 @@ at::Tensor columns(const at::Tensor& t, int64_t offset, int64_t width) { return 
 
 }  // namespace
 
+at::MemoryFormat halo_memory_format(const at::Tensor& t) {
+  return t.dim() == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+}
+
 HaloGather::HaloGather(Communicator& comm, const shard::HaloPlan& plan, const at::Tensor& x) : plan_(plan), x_(x) {
   std::vector<P2POp> ops;
   for (const shard::Piece& p : plan.pieces) {
@@ -35,22 +39,29 @@ HaloGather::HaloGather(Communicator& comm, const shard::HaloPlan& plan, const at
 
 at::Tensor HaloGather::finish(double fill) {
   pending_.wait();
-  std::vector<at::Tensor> parts;
+  if (plan_.pieces.size() == 1 && plan_.pieces.front().source == shard::Piece::Source::Local) {
+    const shard::Piece& p = plan_.pieces.front();
+    return columns(x_, p.columns.begin - plan_.owned.begin, p.columns.size());
+  }
+  // One write per piece into the extended input, no intermediate concatenation.
+  at::Tensor ext = at::empty(shape_with_width(x_, plan_.needed.size()),
+                             x_.options().memory_format(halo_memory_format(x_)));  // (B, C, H, needed)
   size_t next = 0;
   for (const shard::Piece& p : plan_.pieces) {
+    at::Tensor dst = columns(ext, plan_.offset(p.columns.begin), p.columns.size());
     switch (p.source) {
       case shard::Piece::Source::Pad:
-        parts.push_back(at::full(shape_with_width(x_, p.columns.size()), fill, x_.options()));
+        dst.fill_(fill);
         break;
       case shard::Piece::Source::Local:
-        parts.push_back(columns(x_, p.columns.begin - plan_.owned.begin, p.columns.size()));
+        dst.copy_(columns(x_, p.columns.begin - plan_.owned.begin, p.columns.size()));
         break;
       case shard::Piece::Source::Peer:
-        parts.push_back(received_[next++]);
+        dst.copy_(received_[next++]);
         break;
     }
   }
-  return parts.size() == 1 ? parts.front() : at::cat(parts, -1);
+  return ext;
 }
 
 HaloScatter::HaloScatter(Communicator& comm, const shard::HaloPlan& plan, const at::Tensor& grad_ext)
@@ -69,11 +80,23 @@ HaloScatter::HaloScatter(Communicator& comm, const shard::HaloPlan& plan, const 
 
 at::Tensor HaloScatter::finish() {
   pending_.wait();
-  at::Tensor grad = at::zeros(shape_with_width(grad_ext_, plan_.owned.size()), grad_ext_.options());
+  const auto layout = grad_ext_.options().memory_format(halo_memory_format(grad_ext_));
+  const shard::Piece* whole = nullptr;  // a local piece that covers every owned column
   for (const shard::Piece& p : plan_.pieces)
-    if (p.source == shard::Piece::Source::Local)
-      columns(grad, p.columns.begin - plan_.owned.begin, p.columns.size())
-          .add_(columns(grad_ext_, plan_.offset(p.columns.begin), p.columns.size()));
+    if (p.source == shard::Piece::Source::Local && p.columns.begin <= plan_.owned.begin &&
+        p.columns.end >= plan_.owned.end)
+      whole = &p;
+  at::Tensor grad;  // (B, C, H, owned)
+  if (whole) {
+    grad = at::empty(shape_with_width(grad_ext_, plan_.owned.size()), layout);
+    grad.copy_(columns(grad_ext_, plan_.offset(plan_.owned.begin), plan_.owned.size()));
+  } else {
+    grad = at::zeros(shape_with_width(grad_ext_, plan_.owned.size()), layout);
+    for (const shard::Piece& p : plan_.pieces)
+      if (p.source == shard::Piece::Source::Local)
+        columns(grad, p.columns.begin - plan_.owned.begin, p.columns.size())
+            .add_(columns(grad_ext_, plan_.offset(p.columns.begin), p.columns.size()));
+  }
   for (size_t i = 0; i < plan_.sends.size(); ++i) {
     const shard::Span c = plan_.sends[i].columns;
     columns(grad, c.begin - plan_.owned.begin, c.size()).add_(returned_[i]);
@@ -95,7 +118,7 @@ class HaloExtendFunction : public torch::autograd::Function<HaloExtendFunction> 
                                                  torch::autograd::variable_list grads) {
     auto cap = ctx->saved_data["plan"].toCapsule();
     auto* pc = static_cast<PlanCapsule*>(cap.get());
-    HaloScatter s(*pc->comm, pc->plan, grads[0].contiguous());
+    HaloScatter s(*pc->comm, pc->plan, grads[0].contiguous(halo_memory_format(grads[0])));
     return {s.finish(), at::Tensor(), at::Tensor()};
   }
 };

@@ -11,6 +11,10 @@
 
 namespace halo::parallel {
 
+// The layout extended inputs and halo gradients are built in: channels-last for 4-D maps
+// (the CPU and CUDA depthwise and dense conv kernels are fastest on it), else contiguous.
+at::MemoryFormat halo_memory_format(const at::Tensor& t);
+
 // Forward: posts the receives of the pieces peers own and the sends of the columns peers
 // need; finish() waits and returns the extended input (B, C, H, needed), padding filled.
 class HaloGather {

@@ -44,13 +44,16 @@ void Optimizer::step(double lr) {
     }
     at::Tensor& m = slot_[name + ".exp_avg"];
     at::Tensor& v = slot_[name + ".exp_avg_sq"];
-    m.mul_(b1).add_(g, 1.0 - b1);
+    m.lerp_(g, 1.0 - b1);
     v.mul_(b2).addcmul_(g, g, 1.0 - b2);
-    at::Tensor update = (m / bc1) / ((v / bc2).sqrt() + opts_.eps);
     if (opts_.kind == config::OptimizerKind::AdamW) {
+      // torch.optim.AdamW's order (foreach=False): one temporary, the bias corrections folded
+      // into the scalars: p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps).
       if (wd > 0) p.mul_(1.0 - lr * wd);
-      p.add_(update, -lr);
+      at::Tensor denom = v.sqrt().div_(std::sqrt(bc2)).add_(opts_.eps);
+      p.addcdiv_(m, denom, -lr / bc1);
     } else {  // lamb
+      at::Tensor update = (m / bc1) / ((v / bc2).sqrt() + opts_.eps);
       if (wd > 0) update.add_(p, wd);
       const double pn = p.norm().item<double>(), un = update.norm().item<double>();
       const double trust = pn > 0 && un > 0 ? pn / un : 1.0;
