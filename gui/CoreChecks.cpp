@@ -7,8 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "arch/ConvNeXtLayers.h"
-#include "arch/ConvNeXtVariant.h"
+#include "arch/Backbones.h"
 #include "memory/DeviceCapacity.h"
 #include "memory/MemoryPlanner.h"
 #include "shard/ShardingCheck.h"
@@ -20,10 +19,9 @@ std::vector<std::string> CoreChecks::before_launch(const config::ExperimentConfi
                                                    const std::set<std::string>& bad) {
   std::vector<std::string> out;
   const bool shard_fields_ok = !bad.count("model.arch") && !bad.count("data.width") && !bad.count("parallel.sp");
-  if (const auto variant = arch::find_convnext_variant(cfg.model.arch); variant && shard_fields_ok) {
+  if (const auto layers = arch::backbone_layers(cfg.model.arch, cfg.model.num_classes); layers && shard_fields_ok) {
     try {
-      shard::check_shardable(arch::convnext_layers(*variant, cfg.model.num_classes).windows(), cfg.data.width,
-                             cfg.parallel.sp);
+      shard::check_shardable(layers->windows(), cfg.data.width, cfg.parallel.sp);
     } catch (const util::Error& e) {
       out.push_back(e.problem() + (e.hint().empty() ? "" : "\n  hint: " + e.hint()));
     }
@@ -64,7 +62,7 @@ std::string CoreChecks::devices_text(const config::ExperimentConfig& cfg) {
                      std::thread::hardware_concurrency());
 }
 
-std::string CoreChecks::variant_names() { return arch::convnext_variant_names(); }
+std::string CoreChecks::variant_names() { return arch::backbone_names(); }
 
 namespace {
 

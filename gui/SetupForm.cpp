@@ -146,7 +146,6 @@ QWidget* SetupForm::field_widget(const FieldInfo& f) {
   if (f.path == "model.arch") {  // a free string in the config: offer the variants core knows
     auto* c = new QComboBox(this);
     c->addItems(QString::fromStdString(CoreChecks::variant_names()).split(", ", Qt::SkipEmptyParts));
-    c->addItem("resnet18");
     c->setEditable(true);
     connect(c, &QComboBox::currentTextChanged, this, &SetupForm::validate);
     w = c;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "BenchStepCommand.h"
@@ -92,7 +93,8 @@ void add_bench_commands(CLI::App& app) {
     const double MiB = 1024.0 * 1024.0;
     if (m->json) {
       nlohmann::json j = nlohmann::json::array();
-      for (const auto& r : rows)
+      for (const auto& r : rows) {
+        auto or_null = [&r](double v) { return r.predicted ? nlohmann::json(v) : nlohmann::json(nullptr); };
         j.push_back({{"strategy", r.strategy},
                      {"sp", r.sp},
                      {"rank", r.rank},
@@ -102,20 +104,27 @@ void add_bench_commands(CLI::App& app) {
                      {"step_ms", r.step_ms},
                      {"activation_ratio", r.activation_ratio},
                      {"step_ratio", r.step_ratio},
-                     {"predicted_activation_bytes", r.predicted_activation},
-                     {"predicted_total_bytes", r.predicted_total},
-                     {"activation_error", r.activation_error},
-                     {"total_error", r.total_error}});
+                     {"predicted_activation_bytes", or_null(r.predicted_activation)},
+                     {"predicted_total_bytes", or_null(r.predicted_total)},
+                     {"activation_error", or_null(r.activation_error)},
+                     {"total_error", or_null(r.total_error)}});
+      }
       std::printf("%s\n", j.dump(2).c_str());
       return;
     }
     std::printf("%-18s %4s %16s %16s %14s %14s %7s %10s %10s %10s %9s\n", "strategy", "rank", "activation MiB",
                 "predicted MiB", "total MiB", "predicted MiB", "error", "RSS MiB", "step ms", "act/none", "time/none");
+    auto mib = [&](const launch::MemoryBenchRow& r, double v) {
+      return r.predicted ? fmt::format("{:.1f}", v / MiB) : std::string("-");
+    };
     for (const auto& r : rows)
-      std::printf("%-18s %4d %16.1f %16.1f %14.1f %14.1f %+6.1f%% %10.1f %10.1f %10.3f %9.2f\n", r.strategy.c_str(),
-                  r.rank, r.activation_peak / MiB, r.predicted_activation / MiB, r.total_peak / MiB,
-                  r.predicted_total / MiB, 100 * r.total_error, r.rss / MiB, r.step_ms, r.activation_ratio,
-                  r.step_ratio);
+      std::printf("%-18s %4d %16.1f %16s %14.1f %14s %7s %10.1f %10.1f %10.3f %9.2f\n", r.strategy.c_str(), r.rank,
+                  r.activation_peak / MiB, mib(r, r.predicted_activation).c_str(), r.total_peak / MiB,
+                  mib(r, r.predicted_total).c_str(),
+                  r.predicted ? fmt::format("{:+.1f}%", 100 * r.total_error).c_str() : "-", r.rss / MiB, r.step_ms,
+                  r.activation_ratio, r.step_ratio);
+    if (!rows.empty() && !rows.front().predicted)
+      std::printf("predicted: -, the memory planner does not model this backbone yet (ConvNeXt only)\n");
   });
 
   struct StoreArgs {

@@ -43,7 +43,9 @@ struct VerifyArgs {
 };
 
 void add_options(CLI::App* c, VerifyArgs& a) {
-  c->add_option("--arch", a.o.arch, "ConvNeXt variant (convnext_test, convnext_atto, ..., convnext_xxlarge)")
+  c->add_option(
+       "--arch", a.o.arch,
+       "backbone variant: convnext_test, convnext_atto, ..., convnext_xxlarge, resnet_test, resnet18, ..., resnet101")
       ->capture_default_str();
   c->add_option("--input", a.input, "V,C,H,W of one sample (V views)")->capture_default_str();
   c->add_option("--sp", a.o.sp, "ranks sharing one sample along W")->capture_default_str();

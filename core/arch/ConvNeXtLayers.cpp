@@ -16,7 +16,10 @@ constexpr int64_t kMlpRatio = 4;    // fc1: dim -> 4 dim
 void add_conv(Layer& l, Conv c, bool across_w) {
   l.parameters.push_back({l.qualified(c.name + ".weight"), c.weight_shape()});
   if (c.bias) l.parameters.push_back({l.qualified(c.name + ".bias"), {c.out_channels}});
-  if (across_w) l.across_w = l.convs.size();
+  if (across_w) {
+    l.across_w = l.convs.size();
+    l.path.push_back({l.qualified(c.name), c.spec});
+  }
   l.convs.push_back(std::move(c));
 }
 

@@ -18,6 +18,18 @@ const char* name_of(LayerKind kind) {
       return "convnext_block";
     case LayerKind::NormMlpHead:
       return "norm_mlp_head";
+    case LayerKind::ResNetStem:
+      return "resnet_stem";
+    case LayerKind::BasicBlock:
+      return "basic_block";
+    case LayerKind::Bottleneck:
+      return "bottleneck";
+    case LayerKind::PoolFcHead:
+      return "pool_fc_head";
+    case LayerKind::RegNetStem:
+      return "regnet_stem";
+    case LayerKind::RegNetBlock:
+      return "regnet_block";
   }
   return "unknown";
 }
@@ -52,6 +64,12 @@ const Norm& Layer::norm(std::string_view part) const {
 std::optional<shard::Window> Layer::window() const {
   if (!across_w) return std::nullopt;
   return convs.at(*across_w).spec.along_w();
+}
+
+int64_t Layer::stride_w() const {
+  int64_t s = 1;
+  for (const PathOp& op : path) s *= op.spec.stride[1];
+  return s;
 }
 
 int64_t Layer::parameter_count() const {

@@ -13,13 +13,19 @@
 namespace halo::arch {
 
 // What a layer computes; each kind is one structure the model, the memory model and the
-// step-time estimate know. Other backbones add kinds (a ResNet stem: conv, BatchNorm, ReLU,
-// max-pool; basic and bottleneck blocks; squeeze-excitation) and rows, not special cases.
+// step-time estimate know. A new backbone adds kinds and rows, not special cases.
 enum class LayerKind {
   PatchStem,           // k x k / k conv on non-overlapping patches, LayerNorm2d (ConvNeXt's stem)
   NormConvDownsample,  // LayerNorm2d, then a k x k / k conv (ConvNeXt between stages)
   ConvNeXtBlock,       // depthwise conv_dw, LayerNorm, MLP (fc1, GELU, fc2), layer scale, residual
   NormMlpHead,         // global average pool, LayerNorm, Linear (timm's NormMlpClassifierHead)
+  ResNetStem,          // 7x7/2 conv1, BatchNorm bn1, ReLU, 3x3/2 max-pool (timm's ResNet, top level)
+  BasicBlock,          // 3x3 conv1 (stride s), BN, ReLU, 3x3 conv2, BN, shortcut, ReLU
+  Bottleneck,          // 1x1 conv1, BN, ReLU, 3x3 conv2 (stride s), BN, ReLU, 1x1 conv3 (4x), BN, shortcut, ReLU
+  PoolFcHead,          // global average pool, Linear fc (timm's ResNet fc, RegNet's head.fc)
+  RegNetStem,          // 3x3/2 conv, BatchNorm, ReLU (timm's RegNet stem: ConvNormAct)
+  RegNetBlock,  // 1x1 conv1, 3x3 grouped conv2 (stride s), SE (pool, fc1, ReLU, fc2, sigmoid), 1x1 conv3, shortcut,
+                // ReLU
 };
 
 const char* name_of(LayerKind kind);  // "patch_stem", ...
@@ -35,11 +41,21 @@ struct Conv {
   int64_t weight_elements() const;            // also its multiply-adds per output pixel
 };
 
-// A normalisation of the layer: LayerNorm over channels with weight and bias (C).
+// A normalisation of the layer with weight and bias (C): LayerNorm over channels, or
+// BatchNorm (statistics over the batch and the whole map, running mean and variance buffers).
 struct Norm {
-  std::string name;  // module name inside the layer: "1", "norm"
+  std::string name;  // module name inside the layer: "1", "norm", "bn1", "downsample.1"
   int64_t channels = 0;
   double eps = 1e-6;
+  bool batch = false;  // BatchNorm2d
+};
+
+// An op on the layer's main path that reads across W (a conv with a W kernel or stride above
+// 1, a pooling window), in forward order: the layer's output stripes follow from these. A
+// side path (a strided 1x1 shortcut) lands on the same stripes and is not listed.
+struct PathOp {
+  std::string name;  // the module's full name: "stem.0", "conv1", "maxpool", "layer2.0.conv1"
+  shard::ConvSpec spec;
 };
 
 // One parameter tensor the layer owns.
@@ -59,9 +75,12 @@ struct Layer {
   std::vector<Conv> convs;            // forward order
   std::vector<Norm> norms;            // forward order
   std::vector<Parameter> parameters;  // as named_parameters() lists them
-  std::optional<size_t> across_w;     // index in convs of the conv that reads across W (none: the head)
+  std::optional<size_t> across_w;     // index in convs of the first conv that reads across W (none: the head)
+  std::vector<PathOp> path;           // every op that reads across W, in order; path[0] is convs[*across_w]
 
   std::string qualified(std::string_view part) const { return name + "." + std::string(part); }
+  // The layer's stride along W (the product of its path's strides).
+  int64_t stride_w() const;
   const Conv& conv(std::string_view part) const;  // util::Error when the layer has no such conv
   const Norm& norm(std::string_view part) const;  // util::Error when the layer has no such norm
   std::optional<shard::Window> window() const;    // the across-W conv's window

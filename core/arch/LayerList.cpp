@@ -11,7 +11,7 @@ namespace halo::arch {
 int LayerList::stage_count() const {
   int n = 0;
   for (const Layer& l : layers_)
-    if (l.kind != LayerKind::NormMlpHead) n = std::max(n, l.stage + 1);
+    if (l.kind != LayerKind::NormMlpHead && l.kind != LayerKind::PoolFcHead) n = std::max(n, l.stage + 1);
   return n;
 }
 
@@ -36,7 +36,7 @@ Parameter LayerList::largest_parameter() const {
 std::vector<shard::LayerWindow> LayerList::windows() const {
   std::vector<shard::LayerWindow> out;
   for (const Layer& l : layers_)
-    if (l.across_w) out.push_back({l.qualified(l.convs[*l.across_w].name), *l.window()});
+    for (const PathOp& op : l.path) out.push_back({op.name, op.spec.along_w()});
   return out;
 }
 

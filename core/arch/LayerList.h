@@ -25,7 +25,8 @@ class LayerList {
   int64_t parameter_count() const;
   std::vector<Parameter> parameters() const;  // every tensor, in named_parameters() order
   Parameter largest_parameter() const;        // the first with the most elements; util::Error when none
-  // Every conv that reads across W, in order, named as the model's module ("stem.0").
+  // Every op of a main path that reads across W, in order, named as the model's module
+  // ("stem.0", "maxpool"): what the shardability check walks.
   std::vector<shard::LayerWindow> windows() const;
 
  private:

@@ -11,12 +11,12 @@ namespace halo::arch {
 
 namespace {
 
-int64_t output_height(const Layer& l, const std::string& conv, int64_t h) {
-  const shard::Window w = l.convs[*l.across_w].spec.along_h();
+int64_t output_height(const PathOp& op, int64_t h) {
+  const shard::Window w = op.spec.along_h();
   if (h + 2 * w.padding < w.reach())
-    throw util::Error(
-        fmt::format("input height {} is too small for layer {} (kernel {}, padding {})", h, conv, w.kernel, w.padding),
-        "use a larger data.height");
+    throw util::Error(fmt::format("input height {} is too small for layer {} (kernel {}, padding {})", h, op.name,
+                                  w.kernel, w.padding),
+                      "use a larger data.height");
   return shard::output_width(h, w);
 }
 
@@ -42,12 +42,14 @@ std::vector<LayerShape> layer_shapes(const LayerList& layers, int64_t height, in
   int64_t h = height;
   for (size_t i = 0, k = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
-    if (!l.across_w) continue;
-    LayerShape s{i, windows[k].name, windows[k].window, l.out_channels, h, 0, part, parts[k], {}};
-    s.height = output_height(l, s.name, h);
+    if (l.path.empty()) continue;
+    // The layer as one step: its first op's window and halo, its last op's stripes.
+    LayerShape s{i, windows[k].name, windows[k].window, l.out_channels, h, h, part, parts[k + l.path.size() - 1], {}};
+    for (const PathOp& op : l.path) s.height = output_height(op, s.height);
     s.ranks = rank_shapes(s, sp);
     h = s.height;
-    part = parts[k++];
+    k += l.path.size();
+    part = s.out;
     out.push_back(std::move(s));
   }
   return out;

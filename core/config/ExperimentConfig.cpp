@@ -23,7 +23,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "arch/ConvNeXtVariant.h"
+#include "arch/Backbones.h"
 #include "util/Error.h"
 
 namespace halo::config {
@@ -344,13 +344,12 @@ void check_combinations(const ExperimentConfig& c, const Reader& r, std::vector<
     add("name", quote(c.name),
         "use 1-100 letters, digits, '-', '_' or '.', not starting with '.' (it names the run directory)");
   if (ok({"model.arch", "task"})) {
-    const std::string names = arch::convnext_variant_names();
-    if (c.model.arch == "resnet18" && c.task != Task::OpenLaneV2)
-      add("model.arch", quote(c.model.arch),
-          "resnet18 is for task openlanev2: set the task, or choose one of: " + names);
-    else if (c.model.arch != "resnet18" && !arch::find_convnext_variant(c.model.arch))
-      add("model.arch", quote(c.model.arch),
-          "choose one of: " + names + (c.task == Task::OpenLaneV2 ? ", resnet18" : ""));
+    if (!arch::backbone_family(c.model.arch))
+      add("model.arch", quote(c.model.arch), "choose one of: " + arch::backbone_names());
+    else if (c.model.drop_path > 0 && arch::backbone_family(c.model.arch) != arch::Family::ConvNeXt &&
+             ok({"model.drop_path"}))
+      add("model.drop_path", show(json(c.model.drop_path)),
+          "stochastic depth is for ConvNeXt here; set model.drop_path to 0 for " + c.model.arch);
   }
   if (ok({"data.source", "data.root"}) && c.data.source == DataSource::OpenLaneV2 && c.data.root.empty())
     add("data.root", quote(c.data.root),

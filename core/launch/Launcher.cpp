@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "arch/Backbones.h"
 #include "config/ExperimentConfig.h"
 #include "io/AtomicFile.h"
 #include "launch/RankLineReader.h"
@@ -145,8 +146,8 @@ int check_before_launch(config::ExperimentConfig& cfg, int nproc, const NodePlac
         fmt::format("drop --nproc (then sp x dp / nnodes ranks run per node), or use --set parallel.dp={}",
                     nodes.nnodes * nproc / std::max(1, cfg.parallel.sp)));
   silence_limit_s();  // a bad HALO_SILENCE_S is refused before any rank starts
-  auto variant = arch::find_convnext_variant(cfg.model.arch);
-  if (variant) shard::check_shardable(arch::convnext_layers(*variant).windows(), cfg.data.width, cfg.parallel.sp);
+  if (const auto layers = arch::backbone_layers(cfg.model.arch))
+    shard::check_shardable(layers->windows(), cfg.data.width, cfg.parallel.sp);
   return nodes.multi_node() && nproc == 0 ? world / nodes.nnodes : (nproc > 0 ? nproc : world);
 }
 

@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "arch/ConvNeXtVariant.h"
 #include "config/ExperimentConfig.h"
 #include "launch/Launcher.h"
 #include "memory/MemoryPlanner.h"
@@ -45,7 +47,9 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
                                   "parallel.dp=1", fmt::format("schedule.steps={}", o.steps), "schedule.warmup_steps=0",
                                   "train.checkpoint_every=0", "run_dir=" + run_dir})
       lo.overrides.push_back(kv);
-    const memory::Prediction predicted = memory::predict(config::load_experiment(o.experiment, lo.overrides));
+    const config::ExperimentConfig cfg = config::load_experiment(o.experiment, lo.overrides);
+    std::optional<memory::Prediction> predicted;
+    if (arch::find_convnext_variant(cfg.model.arch)) predicted = memory::predict(cfg);  // the families it models
     std::fprintf(stderr, "bench memory: %s (%d rank%s) ...\n", s.c_str(), sp, sp > 1 ? "s" : "");
     LaunchResult r = run_launch(lo);
     if (r.exit_code != 0) throw util::Error(fmt::format("bench memory: strategy {} failed: {}", s, r.failure));
@@ -70,7 +74,12 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
     }
     for (size_t k = 0; k < per_rank.size(); ++k) {
       per_rank[k].step_ms /= std::max(1, measured[k]);
-      const memory::RankPrediction& p = predicted.ranks.at(k);
+      per_rank[k].predicted = predicted.has_value();
+      if (!predicted) {
+        rows.push_back(per_rank[k]);
+        continue;
+      }
+      const memory::RankPrediction& p = predicted->ranks.at(k);
       per_rank[k].predicted_activation = static_cast<double>(p.activation_peak);
       per_rank[k].predicted_total = static_cast<double>(p.peak);
       per_rank[k].activation_error = p.activation_peak / std::max(1.0, per_rank[k].activation_peak) - 1.0;

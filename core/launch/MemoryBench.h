@@ -27,7 +27,9 @@ struct MemoryBenchRow {
   double step_ms = 0;
   double activation_ratio = 0, step_ratio = 0;  // to `none` (rank 0 of each)
   // core/memory's prediction for the same rank, made before the run (bytes), and the
-  // relative difference (predicted / measured - 1).
+  // relative difference (predicted / measured - 1). predicted false: the planner does not
+  // model the backbone (a ResNet, a RegNet), the bench measures only.
+  bool predicted = true;
   double predicted_activation = 0, predicted_total = 0;
   double activation_error = 0, total_error = 0;
 };

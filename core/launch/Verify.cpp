@@ -7,8 +7,9 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "arch/Backbones.h"
 #include "launch/RankSpawner.h"
-#include "model/ConvNeXt.h"
+#include "model/Backbone.h"
 #include "parallel/Collectives.h"
 #include "parallel/GradSync.h"
 #include "parallel/Mesh.h"
@@ -31,14 +32,17 @@ namespace {
 
 torch::Dtype dtype_of(const VerifyOptions& o) { return o.dtype == "float64" ? torch::kFloat64 : torch::kFloat32; }
 
-model::ConvNeXt build_model(const VerifyOptions& o) {
+std::shared_ptr<model::BackboneImpl> build_model(const VerifyOptions& o) {
   torch::manual_seed(o.seed);
-  model::ConvNeXt m(*arch::find_convnext_variant(o.arch), o.num_classes, o.input[1]);
+  std::shared_ptr<model::BackboneImpl> m = model::make_backbone(o.arch, o.num_classes, o.input[1]);
   m->to(dtype_of(o));
-  // Layer scale starts at 1e-6 in timm; verify with O(1) scales so every path carries signal.
+  // Layer scale starts at 1e-6 in timm and a ResNet block's last BatchNorm at 0; verify with
+  // O(1) scales so every path carries signal.
   torch::NoGradGuard no_grad;
   for (auto& p : m->named_parameters())
     if (p.key().find("gamma") != std::string::npos) p.value().fill_(0.5);
+  for (auto& mod : m->modules(false))
+    if (auto* bn = dynamic_cast<torch::nn::BatchNorm2dImpl*>(mod.get())) bn->weight.fill_(1.0);
   return m;
 }
 
@@ -62,10 +66,9 @@ double rel_error(const torch::Tensor& got, const torch::Tensor& want) {
 
 void validate(const VerifyOptions& o) {
   std::vector<std::string> problems;
-  auto variant = arch::find_convnext_variant(o.arch);
-  if (!variant)
-    problems.push_back(
-        fmt::format("--arch '{}' is unknown; choose one of: {}", o.arch, arch::convnext_variant_names()));
+  const auto layers = arch::backbone_layers(o.arch, 1, std::max<int64_t>(o.input[1], 1));
+  if (!layers)
+    problems.push_back(fmt::format("--arch '{}' is unknown; choose one of: {}", o.arch, arch::backbone_names()));
   for (int i = 0; i < 4; ++i)
     if (o.input[i] < 1) problems.push_back(fmt::format("--input {} must be positive (got {})", "VCHW"[i], o.input[i]));
   if (o.sp < 1) problems.push_back(fmt::format("--sp must be >= 1 (got {})", o.sp));
@@ -74,13 +77,14 @@ void validate(const VerifyOptions& o) {
     problems.push_back(fmt::format("--sp x --dp = {} ranks is more than this command runs (64)", o.sp * o.dp));
   if (o.dtype != "float64" && o.dtype != "float32")
     problems.push_back(fmt::format("--dtype '{}' must be float64 or float32", o.dtype));
-  if (o.input[2] < 32) problems.push_back(fmt::format("--input H={} is below ConvNeXt's total stride 32", o.input[2]));
+  if (o.input[2] < 32)
+    problems.push_back(fmt::format("--input H={} is below the backbone's total stride 32", o.input[2]));
   if (!problems.empty()) {
     std::string all;
     for (const auto& p : problems) all += "\n  - " + p;
     throw util::Error("halo verify: invalid options:" + all);
   }
-  shard::check_shardable(arch::convnext_layers(*variant, 1, o.input[1]).windows(), o.input[3], o.sp);
+  shard::check_shardable(layers->windows(), o.input[3], o.sp);
 }
 
 std::vector<std::string> verify_rank_args(const VerifyOptions& o, const std::string& out_dir) {
@@ -112,7 +116,7 @@ void run_verify_rank(const VerifyOptions& o, const std::string& out_dir) {
   auto store = parallel::connect_store(*world, std::chrono::seconds(o.timeout_s));
   auto mesh = std::make_shared<Mesh>(*world, store, parallel::MeshShape{o.dp, o.sp}, parallel::BackendKind::Gloo,
                                      std::chrono::seconds(o.timeout_s));
-  model::ConvNeXt m = build_model(o);
+  std::shared_ptr<model::BackboneImpl> m = build_model(o);
   m->set_overlap(o.overlap);
   if (o.checkpoint) m->set_checkpoint(model::CheckpointLevel::Block);
   auto [full, target] = sample(o, mesh->dp_index());
@@ -123,7 +127,8 @@ void run_verify_rank(const VerifyOptions& o, const std::string& out_dir) {
   loss.backward();
   std::vector<std::pair<std::string, torch::Tensor>> params;
   for (auto& p : m->named_parameters()) params.emplace_back(p.key(), p.value());
-  parallel::GradSync sync(params, model::ConvNeXtImpl::placement, mesh);
+  parallel::GradSync sync(
+      params, [&m](const std::string& name) { return m->grad_placement(name); }, mesh);
   sync.sync();
   torch::serialize::OutputArchive ar;
   ar.write("output", logits.detach());
@@ -145,20 +150,24 @@ VerifyReport run_verify(const VerifyOptions& o) {
                     {{"HALO_AGENT_STORE", "1"}, {"OMP_NUM_THREADS", "1"}}, dir.string());
   ranks.start(world, server.port());
 
-  // Reference: all dp groups' samples as one batch on one process, loss = mean over groups.
-  model::ConvNeXt m = build_model(o);
-  std::vector<torch::Tensor> xs, ts;
+  // Reference: every dp group's samples on one process, one forward per group (BatchNorm's
+  // statistics are per group, as on the ranks), loss = mean over groups.
+  std::shared_ptr<model::BackboneImpl> m = build_model(o);
+  std::vector<torch::Tensor> xs, ts, outs;
+  torch::Tensor loss = torch::zeros({}, torch::TensorOptions().dtype(dtype_of(o)));
   for (int g = 0; g < o.dp; ++g) {
-    auto [x, t] = sample(o, g);
-    xs.push_back(x);
+    auto [xg, t] = sample(o, g);
+    xs.push_back(xg.requires_grad_(true));
     ts.push_back(t);
+    ShardedTensor x1{xs.back(), shard::even_partition(xg.size(3), 1), parallel::Communicator::solo()};
+    outs.push_back(m->forward(x1));
+    loss = loss + (outs.back() - t).pow(2).mean() / o.dp;
   }
-  torch::Tensor x = torch::cat(xs).requires_grad_(true);
-  ShardedTensor xs1{x, shard::even_partition(x.size(3), 1), parallel::Communicator::solo()};
-  torch::Tensor logits = m->forward(xs1);
-  torch::Tensor target = torch::cat(ts);
-  torch::Tensor loss = (logits - target).pow(2).mean();
   loss.backward();
+  torch::Tensor logits = torch::cat(outs);
+  std::vector<torch::Tensor> x_grads;
+  for (const torch::Tensor& xg : xs) x_grads.push_back(xg.grad());
+  torch::Tensor x_grad = torch::cat(x_grads);  // (dp*V, C, H, W)
 
   auto exits = ranks.wait_all(std::chrono::seconds(o.timeout_s));
   for (const auto& e : exits)
@@ -192,7 +201,7 @@ VerifyReport run_verify(const VerifyOptions& o) {
       stripes.push_back(read(r, "input_grad"));
     }
     // The rank's loss is its group's; the reference's is the mean over dp groups.
-    e_in = std::max(e_in, rel_error(torch::cat(stripes, 3), x.grad().narrow(0, g * V, V) * o.dp));
+    e_in = std::max(e_in, rel_error(torch::cat(stripes, 3), x_grad.narrow(0, g * V, V) * o.dp));
   }
   add("output", e_out);
   add("loss", e_loss);

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "arch/ConvNeXtLayers.h"
 #include "arch/LayerShapes.h"
 #include "shard/HaloPlan.h"
+#include "util/Error.h"
 
 namespace halo::memory {
 
@@ -24,6 +27,7 @@ struct ConvGeometry {
   int64_t in_cols = 0, out_cols = 0;
   int64_t ext_cols = 0;   // columns of the extended input
   bool ext_copy = false;  // more than one piece (padding or peers): a new tensor, else a view
+  bool plain = false;     // nothing to exchange: plain conv2d on the (NCHW) stripe
   int64_t halo_left = 0, halo_right = 0, peer_cols = 0, sent_cols = 0;
 };
 
@@ -37,11 +41,22 @@ ConvGeometry geometry(const arch::LayerShape& s, int rank) {
   const bool plain = shard::plain_padding(r.plan, s.window).has_value();
   g.ext_cols = plain ? g.in_cols : r.plan.needed.size();
   g.ext_copy = !plain && r.plan.pieces.size() > 1;
+  g.plain = plain;
   g.halo_left = r.plan.halo_left();
   g.halo_right = r.plan.halo_right();
   g.peer_cols = r.halo_left + r.halo_right;
   for (const auto& t : r.plan.sends) g.sent_cols += t.columns.size();
   return g;
+}
+
+// oneDNN's weight gradient of a grouped conv on NCHW input on an AVX-512 CPU (its
+// jit:avx512_core kernel, LibTorch 2.11): a reduction scratchpad of 256 copies of the fp32
+// weight, measured (convnext_test's 7x7 depthwise convs: 256 x C x 49 x 4 bytes at every
+// width); AVX2 kernels and the channels-last extended inputs of exchanging ranks need none.
+int64_t cpu_grouped_weight_grad_scratch(const arch::Conv& conv, bool plain) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 || !plain || conv.spec.groups == 1) return 0;
+  return 256 * conv.weight_elements() * 4;
 }
 
 class Builder {
@@ -129,7 +144,9 @@ class Builder {
     // adds into .grad (cast to fp32 first under autocast).
     const int64_t fc2_w = fc2.weight_elements();
     const int64_t weight_grad = R(fc2_w * a_) + (half_ ? R(fc2_w * 4) : 0);
-    l.backward_extra = std::max(2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0), R(MH * a_) + weight_grad);
+    const int64_t dw_scratch = in_.device == DeviceKind::Cpu ? R(cpu_grouped_weight_grad_scratch(dw, g.plain)) : 0;
+    l.backward_extra =
+        std::max({2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0) + dw_scratch, R(MH * a_) + weight_grad});
     l.in_grad = l.in;
     l.halo_bytes = B * c * h * (g.peer_cols + g.sent_cols) * a_;
     l.flops = 2.0 * static_cast<double>(M * dw.weight_elements()) +
@@ -204,6 +221,13 @@ std::vector<LayerMemory> activation_layers(const ActivationInput& in) {
       case arch::LayerKind::NormMlpHead:
         out.push_back(b.head(l, shapes.back().height, shapes.back().out.span(in.rank).size()));
         break;
+      case arch::LayerKind::ResNetStem:
+      case arch::LayerKind::BasicBlock:
+      case arch::LayerKind::Bottleneck:
+      case arch::LayerKind::PoolFcHead:
+      case arch::LayerKind::RegNetStem:
+      case arch::LayerKind::RegNetBlock:
+        throw util::Error(fmt::format("the memory planner has no rule for {} layers yet", arch::name_of(l.kind)));
     }
   }
   return out;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "arch/Backbones.h"
 #include "arch/ConvNeXtLayers.h"
 #include "memory/StepSimulator.h"
 #include "util/Error.h"
@@ -24,9 +25,13 @@ namespace {
 
 ActivationInput activation_input(const config::ExperimentConfig& cfg, int rank, bool reserved) {
   auto v = arch::find_convnext_variant(cfg.model.arch);
+  if (!v && arch::backbone_family(cfg.model.arch))
+    throw util::Error(
+        fmt::format("the memory planner models ConvNeXt backbones; model.arch '{}' is not planned yet", cfg.model.arch),
+        "train it and read the per-rank memory the run measures (the workbench's Memory tab)");
   if (!v)
     throw util::Error(fmt::format("model.arch '{}' is unknown", cfg.model.arch),
-                      "choose one of: " + arch::convnext_variant_names());
+                      "choose one of: " + arch::backbone_names());
   ActivationInput in;
   in.variant = *v;
   in.images = cfg.data.batch * cfg.data.views;

@@ -28,6 +28,8 @@ const char* to_string(CheckpointLevel l) {
 
 namespace {
 
+thread_local int recompute_depth = 0;  // > 0 while a segment reruns inside backward
+
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
@@ -86,7 +88,14 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     {
       at::AutoGradMode enable(true);
       const AutocastScope autocast(x.device().type(), cap->autocast, cap->autocast_dtype);
-      y = cap->segment({x, cap->part, cap->group}).local;
+      ++recompute_depth;
+      try {
+        y = cap->segment({x, cap->part, cap->group}).local;
+      } catch (...) {
+        --recompute_depth;
+        throw;
+      }
+      --recompute_depth;
     }
     cpu_gen.set_state(cpu_now);
 #ifdef HALO_WITH_CUDA
@@ -101,6 +110,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
 };
 
 }  // namespace
+
+bool recomputing() { return recompute_depth > 0; }
 
 parallel::ShardedTensor checkpointed(const Segment& segment, const parallel::ShardedTensor& x) {
   auto cap = c10::make_intrusive<SegmentCapsule>(segment, x.part, x.group);

@@ -14,6 +14,10 @@ const char* to_string(CheckpointLevel l);
 
 using Segment = std::function<parallel::ShardedTensor(const parallel::ShardedTensor&)>;
 
+// True while a checkpointed segment reruns inside backward: state updates of the forward
+// (BatchNorm's running statistics) must not happen twice.
+bool recomputing();
+
 // y = segment(x), saving only x for backward.
 parallel::ShardedTensor checkpointed(const Segment& segment, const parallel::ShardedTensor& x);
 

@@ -90,14 +90,14 @@ std::vector<std::vector<double>> drop_path_rates(const arch::LayerList& layers, 
 }  // namespace
 
 ConvNeXtImpl::ConvNeXtImpl(const arch::ConvNeXtVariant& v, int64_t num_classes, int64_t in_chans, double drop_path_rate)
-    : variant_(v), layers_(arch::convnext_layers(v, num_classes, in_chans)) {
+    : BackboneImpl(arch::convnext_layers(v, num_classes, in_chans)), variant_(v) {
   // Modules are made in forward order (stem, stages, head): their initialisation draws from
   // the default generator in that order, so a seed gives the same weights as before.
-  const auto rates = drop_path_rates(layers_, drop_path_rate);
+  const auto rates = drop_path_rates(layers(), drop_path_rate);
   std::vector<std::vector<arch::Layer>> stage_layers(rates.size());
   const arch::Layer* head_layer = nullptr;
   stem = register_module("stem", torch::nn::ModuleList());
-  for (const arch::Layer& l : layers_) {
+  for (const arch::Layer& l : layers()) {
     if (l.kind == arch::LayerKind::PatchStem) {
       const arch::Conv& c = l.conv("0");
       const arch::Norm& n = l.norm("1");
@@ -116,8 +116,6 @@ ConvNeXtImpl::ConvNeXtImpl(const arch::ConvNeXtVariant& v, int64_t num_classes, 
         "head", ConvNeXtHead(head_layer->in_channels, head_layer->out_channels, head_layer->norm("norm").eps));
 }
 
-ShardedTensor ConvNeXtImpl::forward_features(const ShardedTensor& x) { return forward_stages(x).back(); }
-
 std::vector<ShardedTensor> ConvNeXtImpl::forward_stages(const ShardedTensor& x) {
   ShardedTensor y = stem->at<ShardedConv2dImpl>(0).forward(x);  // (B, C0, H/4, W/4/world)
   y = y.with(stem->at<LayerNorm2dImpl>(1).forward(y.local));
@@ -134,21 +132,12 @@ torch::Tensor ConvNeXtImpl::forward(const ShardedTensor& x) {
   return logits;
 }
 
-std::vector<arch::LayerShape> ConvNeXtImpl::layout(int64_t height, int64_t width, int sp) const {
-  return arch::layer_shapes(layers_, height, width, sp);
-}
-
 parallel::GradPlacement ConvNeXtImpl::placement(const std::string& name) {
   return name.rfind("head.", 0) == 0 ? parallel::GradPlacement::Replicate : parallel::GradPlacement::Partial;
 }
 
 void ConvNeXtImpl::set_checkpoint(CheckpointLevel level) {
   for (size_t i = 0; i < stages->size(); ++i) stages->at<ConvNeXtStageImpl>(i).checkpoint = level;
-}
-
-void ConvNeXtImpl::set_overlap(bool on) {
-  for (auto& m : modules(false))
-    if (auto* c = dynamic_cast<ShardedConv2dImpl*>(m.get())) c->set_overlap(on);
 }
 
 }  // namespace halo::model

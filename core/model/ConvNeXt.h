@@ -12,6 +12,7 @@
 #include "arch/ConvNeXtLayers.h"
 #include "arch/ConvNeXtVariant.h"
 #include "arch/LayerShapes.h"
+#include "model/Backbone.h"
 #include "model/Checkpoint.h"
 #include "model/ConvNeXtBlock.h"
 #include "model/LayerNorm2d.h"
@@ -32,29 +33,21 @@ class ConvNeXtHeadImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ConvNeXtHead);
 
-class ConvNeXtImpl : public torch::nn::Module {
+class ConvNeXtImpl : public BackboneImpl {
  public:
   // num_classes 0: no classification head (a backbone for a detector).
   ConvNeXtImpl(const arch::ConvNeXtVariant& variant, int64_t num_classes = 1000, int64_t in_chans = 3,
                double drop_path_rate = 0.0);
 
   // x: (B, 3, H, W/world) stripes; returns logits (B, classes), identical on every sp rank.
-  torch::Tensor forward(const parallel::ShardedTensor& x);
-  parallel::ShardedTensor forward_features(const parallel::ShardedTensor& x);  // (B, C4, H/32, W/32/world)
-  // Every stage's output: strides 4, 8, 16, 32 (for an FPN).
-  std::vector<parallel::ShardedTensor> forward_stages(const parallel::ShardedTensor& x);
-
-  // The layer list it was built from (arch::convnext_layers of its variant).
-  const arch::LayerList& layers() const { return layers_; }
-  // Views of that list: every conv that reads across W, in order (the pre-launch check),
-  // and their per-rank shapes for a (B, 3, H, W) input (the worker's layout event).
-  std::vector<shard::LayerWindow> layer_windows() const { return layers_.windows(); }
-  std::vector<arch::LayerShape> layout(int64_t height, int64_t width, int sp) const;
+  torch::Tensor forward(const parallel::ShardedTensor& x) override;
+  // Every stage's output: strides 4, 8, 16, 32 (for an FPN). forward_features: the last.
+  std::vector<parallel::ShardedTensor> forward_stages(const parallel::ShardedTensor& x) override;
   // head.* weights see replicated data; everything else sees stripes.
   static parallel::GradPlacement placement(const std::string& param_name);
+  std::string head_prefix() const override { return "head."; }
   const arch::ConvNeXtVariant& variant() const { return variant_; }
-  void set_overlap(bool on);
-  void set_checkpoint(CheckpointLevel level);
+  void set_checkpoint(CheckpointLevel level) override;
 
   torch::nn::ModuleList stem{nullptr};    // 0: patchify conv, 1: LayerNorm2d
   torch::nn::ModuleList stages{nullptr};  // ConvNeXtStage x 4
@@ -62,7 +55,6 @@ class ConvNeXtImpl : public torch::nn::Module {
 
  private:
   arch::ConvNeXtVariant variant_;
-  arch::LayerList layers_;
 };
 TORCH_MODULE(ConvNeXt);
 

@@ -9,9 +9,9 @@
 
 namespace halo::model {
 
-OpenLaneBaselineImpl::OpenLaneBaselineImpl(const arch::ConvNeXtVariant& v, OpenLaneBaselineOptions o) : o_(o) {
-  img_backbone = register_module("img_backbone", ConvNeXt(v, 0));
-  img_neck = register_module("img_neck", Fpn(v.dims[2], v.dims[3], o.dim));
+OpenLaneBaselineImpl::OpenLaneBaselineImpl(const std::string& backbone, OpenLaneBaselineOptions o) : o_(o) {
+  img_backbone = register_module("img_backbone", make_backbone(backbone, 0));
+  img_neck = register_module("img_neck", Fpn(img_backbone->stage_channels(2), img_backbone->stage_channels(3), o.dim));
   img_view_transformer = register_module("img_view_transformer", IpmViewTransform(o.dim, o.bev));
   lc_head = register_module("lc_head", DetrHead(DetrHeadOptions{o.dim, o.lane_queries, 1, o.control_points * 3, o.heads,
                                                                 o.ffn, o.decoder_layers}));

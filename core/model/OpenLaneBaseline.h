@@ -1,5 +1,5 @@
 // The OpenLane-V2 baseline (plugin/mmdet3d/configs/baseline.py) on width-sharded images:
-// ConvNeXt backbone + FPN (sharded), gather, IPM to BEV, DETR lane and TE heads, topology MLPs.
+// Backbone (ConvNeXt or ResNet) + FPN (sharded), gather, IPM to BEV, DETR lane and TE heads, topology MLPs.
 #pragma once
 
 #include <string>
@@ -7,7 +7,7 @@
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 
-#include "model/ConvNeXt.h"
+#include "model/Backbone.h"
 #include "model/DetrHead.h"
 #include "model/Fpn.h"
 #include "model/IpmViewTransform.h"
@@ -26,7 +26,8 @@ struct OpenLaneBaselineOptions {
 
 class OpenLaneBaselineImpl : public torch::nn::Module {
  public:
-  OpenLaneBaselineImpl(const arch::ConvNeXtVariant& backbone, OpenLaneBaselineOptions o = {});
+  // backbone: a variant name (arch::backbone_names()), built without its classifier.
+  OpenLaneBaselineImpl(const std::string& backbone, OpenLaneBaselineOptions o = {});
   // images (B*V, 3, H, W/world) stripes, view-major per sample (view 0 = front);
   // lidar2img (B, V, 4, 4) ego -> input pixels; image_hw (B, V, 2) valid input size.
   // Outputs are identical on every sp rank.
@@ -36,7 +37,7 @@ class OpenLaneBaselineImpl : public torch::nn::Module {
   static parallel::GradPlacement placement(const std::string& param_name);
   const OpenLaneBaselineOptions& options() const { return o_; }
 
-  ConvNeXt img_backbone{nullptr};
+  std::shared_ptr<BackboneImpl> img_backbone;
   Fpn img_neck{nullptr};
   IpmViewTransform img_view_transformer{nullptr};
   DetrHead lc_head{nullptr}, te_head{nullptr};

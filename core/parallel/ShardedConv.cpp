@@ -44,8 +44,10 @@ at::Tensor conv_range(const at::Tensor& ext, int64_t ext_begin, int64_t o0, int6
 
 class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction> {
  public:
+  // bias: (Cout), or an empty tensor for none (a custom function's inputs must be defined).
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& bias, c10::intrusive_ptr<ConvCapsule> cap) {
+                            const at::Tensor& bias_in, c10::intrusive_ptr<ConvCapsule> cap) {
+    const at::Tensor bias = bias_in.numel() > 0 ? bias_in : at::Tensor();
     const shard::HaloPlan& plan = cap->plan;
     const shard::ConvSpec& s = cap->spec;
     const shard::Window win = s.along_w();
@@ -91,7 +93,7 @@ class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction
     auto* cap = static_cast<ConvCapsule*>(holder.get());
     const bool has_bias = ctx->saved_data["has_bias"].toBool();
     const shard::ConvSpec& s = cap->spec;
-    at::Tensor g = grads[0].contiguous();
+    at::Tensor g = grads[0].contiguous(halo_memory_format(grads[0]));  // as ext, for one kernel layout
     const std::vector<int64_t> stride{s.stride[0], s.stride[1]}, pad{s.padding[0], 0},
         dil{s.dilation[0], s.dilation[1]}, outpad{0, 0};
     auto [grad_ext, unused_w, unused_b] = at::convolution_backward(g, ext, weight, std::nullopt, stride, pad, dil,
@@ -133,6 +135,7 @@ ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, c
     w = w.to(dt);
     if (b.defined()) b = b.to(dt);
   }
+  if (!b.defined()) b = at::empty({0}, w.options());         // no bias
   at::Tensor y = ShardedConvFunction::apply(in, w, b, cap);  // (B, Cout, H', W'/world)
   return {y, std::move(out), x.group};
 }

@@ -2,25 +2,11 @@
 // runs on replicated pooled features, so its weights' gradients are Replicate.
 #include "train/ClassificationTask.h"
 
-#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include "parallel/ShardedTensor.h"
-#include "util/Error.h"
 
 namespace halo::train {
-
-namespace {
-
-arch::ConvNeXtVariant variant_of(const config::ExperimentConfig& cfg) {
-  auto variant = arch::find_convnext_variant(cfg.model.arch);
-  if (!variant)
-    throw util::Error(fmt::format("model.arch '{}' is unknown", cfg.model.arch),
-                      "choose one of: " + arch::convnext_variant_names());
-  return *variant;
-}
-
-}  // namespace
 
 ClassificationTask::ClassificationTask(const config::ExperimentConfig& cfg, const c10::Device& device)
     : model_(make_model(cfg)),
@@ -32,12 +18,12 @@ ClassificationTask::ClassificationTask(const config::ExperimentConfig& cfg, cons
   model_->to(device_);
 }
 
-model::ConvNeXt ClassificationTask::make_model(const config::ExperimentConfig& cfg) {
-  return model::ConvNeXt(variant_of(cfg), cfg.model.num_classes, 3, cfg.model.drop_path);
+std::shared_ptr<model::BackboneImpl> ClassificationTask::make_model(const config::ExperimentConfig& cfg) {
+  return model::make_backbone(cfg.model.arch, cfg.model.num_classes, 3, cfg.model.drop_path);
 }
 
 parallel::GradPlacement ClassificationTask::placement(const std::string& name) const {
-  return model::ConvNeXtImpl::placement(name);
+  return model_->grad_placement(name);
 }
 
 std::map<std::string, at::Tensor> ClassificationTask::losses(int64_t first, int64_t count,

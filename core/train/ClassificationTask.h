@@ -1,5 +1,5 @@
-// Task "convnext": multi-view ConvNeXt classification on generated samples (ClassificationData);
-// the class logits are the mean over a sample's views, the loss their cross-entropy.
+// Task "convnext": multi-view classification with any backbone (ConvNeXt, ResNet) on generated samples
+// (ClassificationData); the class logits are the mean over a sample's views, the loss their cross-entropy.
 #pragma once
 
 #include <cstdint>
@@ -18,17 +18,17 @@ class ClassificationTask : public TrainTask {
   // unknown model.arch.
   ClassificationTask(const config::ExperimentConfig& cfg, const c10::Device& device);
   // The model alone, on the CPU (weights from the current torch seed).
-  static model::ConvNeXt make_model(const config::ExperimentConfig& cfg);
+  static std::shared_ptr<model::BackboneImpl> make_model(const config::ExperimentConfig& cfg);
 
   torch::nn::Module& module() override { return *model_; }
-  model::ConvNeXt backbone() const override { return model_; }
+  std::shared_ptr<model::BackboneImpl> backbone() const override { return model_; }
   parallel::GradPlacement placement(const std::string& name) const override;
   // {"loss": cross-entropy of the view-averaged logits}
   std::map<std::string, at::Tensor> losses(int64_t first, int64_t count,
                                            std::shared_ptr<parallel::Communicator> sp) override;
 
  private:
-  model::ConvNeXt model_{nullptr};
+  std::shared_ptr<model::BackboneImpl> model_;
   ClassificationData data_;
   c10::Device device_;
   int64_t views_, height_, width_;

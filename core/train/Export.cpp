@@ -10,11 +10,13 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "arch/Backbones.h"
 #include "config/ExperimentConfig.h"
 #include "io/AtomicFile.h"
 #include "io/TensorFile.h"
 #include "io/TorchArchive.h"
-#include "model/ConvNeXt.h"
+#include "model/Backbone.h"
+#include "model/StateDict.h"
 #include "train/CheckpointName.h"
 #include "util/Error.h"
 #include "util/Version.h"
@@ -74,21 +76,22 @@ ExportResult export_checkpoint(const ExportOptions& o) {
                       "export checkpoints written by `halo launch`");
   const nlohmann::json cfg_json = nlohmann::json::parse(cfg_value.toStringRef());
   const config::ConfigResult cfg = config::parse_experiment(cfg_json);
-  auto variant = arch::find_convnext_variant(cfg.config.model.arch);
-  if (!variant)
-    throw util::Error(fmt::format("{}: architecture '{}' cannot be exported", o.checkpoint, cfg.config.model.arch));
+  if (!arch::backbone_family(cfg.config.model.arch))
+    throw util::Error(fmt::format("{}: architecture '{}' cannot be exported", o.checkpoint, cfg.config.model.arch),
+                      "choose one of: " + arch::backbone_names());
   at::Tensor step_t;
   ar.read("meta/step", step_t);
 
   torch::NoGradGuard no_grad;
-  model::ConvNeXt m(*variant, cfg.config.model.num_classes);
+  const std::shared_ptr<model::BackboneImpl> m =
+      model::make_backbone(cfg.config.model.arch, cfg.config.model.num_classes);
   io::NamedTensors tensors;
-  for (const auto& p : m->named_parameters()) {
+  for (const auto& [name, want] : model::state_dict(*m)) {
     at::Tensor t;
-    if (!ar.try_read("model/" + p.key(), t) || t.sizes() != p.value().sizes())
-      throw util::Error(fmt::format("{}: tensor '{}' is missing or not of shape {}", o.checkpoint, p.key(),
-                                    c10::str(p.value().sizes())));
-    tensors.emplace_back(p.key(), t.contiguous());
+    if (!ar.try_read("model/" + name, t) || t.sizes() != want.sizes())
+      throw util::Error(
+          fmt::format("{}: tensor '{}' is missing or not of shape {}", o.checkpoint, name, c10::str(want.sizes())));
+    tensors.emplace_back(name, t.contiguous());
   }
   ExportResult r{o.output, o.output + ".json", cfg.config.model.arch, step_t.item<int64_t>(), tensors.size(), 0};
   const std::map<std::string, std::string> meta{{"format", "pt"},

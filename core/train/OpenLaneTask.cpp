@@ -27,18 +27,15 @@ model::OpenLaneBaselineOptions options(const config::ExperimentConfig& cfg) {
   return o;
 }
 
-arch::ConvNeXtVariant backbone_variant(const config::ExperimentConfig& cfg) {
-  auto v = arch::find_convnext_variant(cfg.model.arch);
-  if (!v)
-    throw util::Error(
-        fmt::format("model.arch '{}' is not a ConvNeXt backbone the openlanev2 task can build", cfg.model.arch),
-        "choose one of: " + arch::convnext_variant_names());
+// The backbone's name, once the input tiles its stride-32 map (an unknown name fails in
+// model::make_backbone, with the choices).
+const std::string& backbone_variant(const config::ExperimentConfig& cfg) {
   if (cfg.data.height % 32 != 0 || cfg.data.width % (32 * cfg.parallel.sp) != 0)
     throw util::Error(fmt::format("data.height {} / data.width {} do not tile the stride-32 map over sp = {}",
                                   cfg.data.height, cfg.data.width, cfg.parallel.sp),
                       fmt::format("use a height that is a multiple of 32 and a width that is a multiple of {}",
                                   32 * cfg.parallel.sp));
-  return *v;
+  return cfg.model.arch;
 }
 
 model::OpenLaneOutputs to_float(model::OpenLaneOutputs o) {

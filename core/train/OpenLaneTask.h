@@ -40,7 +40,7 @@ class OpenLaneTask : public TrainTask {
   static model::OpenLaneBaseline make_model(const config::ExperimentConfig& cfg);
 
   torch::nn::Module& module() override { return *model_; }
-  model::ConvNeXt backbone() const override { return model_->img_backbone; }
+  std::shared_ptr<model::BackboneImpl> backbone() const override { return model_->img_backbone; }
   parallel::GradPlacement placement(const std::string& name) const override;
   // Forward of samples [first, first + count) (generated frames; the pipeline instead gives
   // its next batch, starting a new epoch when one ends); the seven weighted losses and

@@ -28,9 +28,13 @@ bool starts_with_any(const std::string& name, const std::vector<std::string>& pr
 
 std::string shape_text(const std::vector<int64_t>& s) { return fmt::format("({})", fmt::join(s, ", ")); }
 
+// timm's classifier Linear: ConvNeXt's head.fc, ResNet's fc; and the modules holding it.
+const std::vector<std::string> kClassifier{"head.fc.", "fc."};
+const std::vector<std::string> kClassifierModule{"head.", "fc."};
+
 // timm's classifier: a different class count keeps the model's own initialisation.
 bool is_classifier_with_other_classes(const TensorSlot& m, const TensorSlot& f) {
-  if (!m.name.starts_with("head.fc.") || m.shape.size() != f.shape.size() || m.shape.empty()) return false;
+  if (!starts_with_any(m.name, kClassifier) || m.shape.size() != f.shape.size() || m.shape.empty()) return false;
   return std::equal(m.shape.begin() + 1, m.shape.end(), f.shape.begin() + 1);
 }
 
@@ -64,7 +68,7 @@ PretrainedMatch match_pretrained(const std::vector<TensorSlot>& model, const std
       backbone_file = backbone_file || it != by_name.end();
     }
     if (it == by_name.end()) {
-      if (!backbone_prefix.empty() && f.name.starts_with("head."))
+      if (!backbone_prefix.empty() && starts_with_any(f.name, kClassifierModule))
         out.skipped.push_back(f.name);  // timm's classifier: this model holds the backbone only
       else
         unexpected.push_back(fmt::format("{} {}", f.name, shape_text(f.shape)));

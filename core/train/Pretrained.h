@@ -35,8 +35,8 @@ struct PretrainedMatch {
 
 // Pure matching. A file name is looked up as it is, then (when `backbone_prefix` is not
 // empty, e.g. "img_backbone.") with the prefix, so a timm backbone's keys load into a model
-// that holds it; a backbone-only model skips timm's classifier ("head.") and, when the file's
-// names took the prefix, keeps what lies outside the backbone as initialised. head.fc.* of a
+// that holds it; a backbone-only model skips timm's classifier ("head.", ResNet's "fc.") and, when the file's
+// names took the prefix, keeps what lies outside the backbone as initialised. head.fc.* (fc.*) of a
 // different class count is re-initialised. Every other difference -- a model tensor no file
 // tensor fills, a file tensor the model has no place for, a shape or a non-float dtype that
 // does not fit -- is listed, all at once, in one util::Error naming `file`, with a hint.

@@ -27,7 +27,7 @@ BareModel make_model(const config::ExperimentConfig& cfg) {
     case config::Task::Convnext:
       break;
   }
-  return {ClassificationTask::make_model(cfg).ptr(), ""};
+  return {ClassificationTask::make_model(cfg), ""};
 }
 
 }  // namespace halo::train

@@ -13,7 +13,7 @@
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
 
-#include "model/ConvNeXt.h"
+#include "model/Backbone.h"
 #include "parallel/GradSync.h"
 #include "protocol/LayoutEvent.h"
 #include "train/OpenLaneEvaluation.h"
@@ -30,9 +30,9 @@ class TrainTask {
 
   // The module whose parameters train, on the task's device.
   virtual torch::nn::Module& module() = 0;
-  // The width-sharded ConvNeXt inside module(): its checkpointing, the shardability check
+  // The width-sharded backbone inside module(): its checkpointing, the shardability check
   // before training and the per-layer shapes of the layout event.
-  virtual model::ConvNeXt backbone() const = 0;
+  virtual std::shared_ptr<model::BackboneImpl> backbone() const = 0;
   // Partial (summed over the sp group) or Replicate: where the gradient of parameter `name` lives.
   virtual parallel::GradPlacement placement(const std::string& name) const = 0;
   // Forward of samples [first, first + count) of the task's stream (a pipeline over files

@@ -74,8 +74,8 @@ torch::Device device_of(const config::ExperimentConfig& cfg, const parallel::Mes
 
 struct Trainer::State {
   torch::Device device{torch::kCPU};
-  std::unique_ptr<TrainTask> task;    // what trains: the model, its data and losses
-  model::ConvNeXt backbone{nullptr};  // task->backbone(), for the layout event
+  std::unique_ptr<TrainTask> task;                // what trains: the model, its data and losses
+  std::shared_ptr<model::BackboneImpl> backbone;  // task->backbone(), for the layout event
   std::unique_ptr<Optimizer> optim;
   std::unique_ptr<parallel::GradSync> sync;
   LossScaler scaler{false};
@@ -263,6 +263,8 @@ OpenLaneEvaluation Trainer::evaluate() {
 void Trainer::save_checkpoint(const std::string& path) const {
   torch::serialize::OutputArchive ar;
   for (auto& [name, p] : named_parameters()) ar.write("model/" + name, p.detach().cpu());
+  // Buffers (BatchNorm's running statistics) beside the parameters, under their module names.
+  for (const auto& b : s_->task->module().named_buffers()) ar.write("model/" + b.key(), b.value().detach().cpu());
   for (auto& [name, t] : s_->optim->state()) ar.write("optim/" + name, t.cpu());
   ar.write("meta/step", torch::tensor(s_->step, torch::kInt64));
   ar.write("meta/loss_scale", torch::tensor(s_->scaler.scale(), torch::kFloat64));
@@ -298,6 +300,14 @@ void Trainer::load_checkpoint(const std::string& path) {
       throw util::Error(fmt::format("checkpoint {} has no tensor '{}' of shape {}", path, name, c10::str(p.sizes())),
                         "resume with the experiment the checkpoint was written with");
     p.copy_(t);
+  }
+  for (auto& b : s_->task->module().named_buffers()) {
+    at::Tensor t;
+    if (!ar.try_read("model/" + b.key(), t) || t.sizes() != b.value().sizes())
+      throw util::Error(
+          fmt::format("checkpoint {} has no buffer '{}' of shape {}", path, b.key(), c10::str(b.value().sizes())),
+          "resume with the experiment the checkpoint was written with");
+    b.value().copy_(t);
   }
   std::map<std::string, at::Tensor> state;
   for (auto& [key, t] : s_->optim->state()) {
@@ -343,9 +353,8 @@ protocol::LayoutEvent Trainer::layout_event() const {
   const std::vector<arch::LayerShape> shapes = s_->backbone->layout(cfg_.data.height, cfg_.data.width, sp);
   for (const arch::LayerShape& l : shapes) {
     const arch::Layer& layer = layers[l.layer];
-    const int64_t in_channels = layer.convs[*layer.across_w].in_channels;
-    e.layers.push_back(striped_row({l.name, l.window, l.in, l.out, in_channels, l.in_height, l.channels, l.height},
-                                   images, bytes_per));
+    e.layers.push_back(striped_row(
+        {l.name, l.window, l.in, l.out, layer.in_channels, l.in_height, l.channels, l.height}, images, bytes_per));
   }
   for (protocol::LayoutLayer& row : s_->task->layout_tail(shapes, images, bytes_per))
     e.layers.push_back(std::move(row));

@@ -58,7 +58,8 @@ TEST_P(ShippedExperiment, LoadsWithoutProblemsOrWarnings) {
   EXPECT_EQ(parse_experiment(to_json(c)).config, c);
 }
 INSTANTIATE_TEST_SUITE_P(Files, ShippedExperiment,
-                         ::testing::Values("quickstart.json", "convnext_xl_seed.json", "openlanev2_baseline.json"),
+                         ::testing::Values("quickstart.json", "convnext_xl_seed.json", "openlanev2_baseline.json",
+                                           "openlanev2_baseline_r18.json"),
                          [](const auto& info) { return info.param.substr(0, info.param.find('.')); });
 
 TEST(ShippedExperiments, QuickstartIsConvNeXtAttoOnTwoCpuRanks) {
@@ -90,6 +91,16 @@ TEST(ShippedExperiments, OpenLaneV2BaselineHasTheBaselineWeights) {
   EXPECT_DOUBLE_EQ(c.optim.lr, 1e-4);
   EXPECT_DOUBLE_EQ(c.optim.weight_decay, 1e-4);
   EXPECT_DOUBLE_EQ(c.optim.grad_clip, 35.0);
+}
+
+TEST(ShippedExperiments, TheResNet18BaselineDiffersOnlyInItsBackbone) {
+  // The original baseline's backbone: ResNet-18, out_indices (2, 3) (stages 2 and 3 feed the FPN).
+  ExperimentConfig r18 = load_experiment(shipped("openlanev2_baseline_r18.json"), {});
+  const ExperimentConfig base = load_experiment(shipped("openlanev2_baseline.json"), {});
+  EXPECT_EQ(r18.model.arch, "resnet18");
+  r18.model.arch = base.model.arch;
+  r18.name = base.name;
+  EXPECT_EQ(r18, base);
 }
 
 TEST(ShippedExperiments, ConvNeXtXlSeedIsThePublishedTp4Setup) {

@@ -1,6 +1,6 @@
 // `halo export` read by the real reference clients: Python safetensors and
-// torch.load(weights_only=True) read the files, and timm's convnext_atto loads the
-// safetensors with strict=True and gives Halo's logits for the same input (fp32, 1e-5). An
+// torch.load(weights_only=True) read the files, and timm's convnext_atto and resnet18 load the
+// safetensors with strict=True and give Halo's logits for the same input (fp32, 1e-5). An
 // export never writes over its input, a checkpoint or the history; an existing output needs --force.
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 
 #include "RunHelpers.h"
 #include "io/TensorFile.h"
-#include "model/ConvNeXt.h"
+#include "model/Backbone.h"
 #include "parallel/ShardedTensor.h"
 
 namespace halo::testing {
@@ -22,10 +22,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(Export, TimmLoadsTheWeightsAndGivesHalosLogits) {
-  const std::string dir = fresh_dir("export");
-  const std::string exp = write_experiment(
-      dir, {{"model", {{"arch", "convnext_atto"}}}, {"schedule", {{"steps", 2}}}, {"data", {{"views", 1}}}});
+class ExportTimm : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ExportTimm, TimmLoadsTheWeightsAndGivesHalosLogits) {
+  const std::string arch = GetParam();
+  const std::string dir = fresh_dir("export-" + arch);
+  const std::string exp =
+      write_experiment(dir, {{"model", {{"arch", arch}}}, {"schedule", {{"steps", 2}}}, {"data", {{"views", 1}}}});
   CliResult run = run_halo("launch --no-progress " + exp);
   ASSERT_EQ(run.code, 0) << run.out;
   const std::string ckpt = dir + "/run/checkpoints/step-000002.pt";
@@ -39,14 +42,15 @@ TEST(Export, TimmLoadsTheWeightsAndGivesHalosLogits) {
   // Halo's logits for a fixed input, from the exported weights.
   std::map<std::string, std::string> meta;
   io::NamedTensors weights = io::load_safetensors(dir + "/model.safetensors", &meta);
-  EXPECT_EQ(meta["arch"], "convnext_atto");
+  EXPECT_EQ(meta["arch"], arch);
   EXPECT_NE(meta["config"].find("\"num_classes\":4"), std::string::npos) << meta["config"];
-  model::ConvNeXt m(*arch::find_convnext_variant("convnext_atto"), 4);
+  std::shared_ptr<model::BackboneImpl> m = model::make_backbone(arch, 4);
   {
     torch::NoGradGuard ng;
     auto params = m->named_parameters();
-    ASSERT_EQ(weights.size(), params.size());
-    for (auto& [name, t] : weights) params[name].copy_(t);
+    auto buffers = m->named_buffers();  // a ResNet's BatchNorm statistics
+    ASSERT_EQ(weights.size(), params.size() + buffers.size());
+    for (auto& [name, t] : weights) (params.contains(name) ? params[name] : buffers[name]).copy_(t);
   }
   m->eval();
   torch::manual_seed(11);
@@ -64,7 +68,7 @@ from safetensors.torch import load_file
 from safetensors import safe_open
 d = sys.argv[1]
 sd = load_file(d + '/model.safetensors')
-m = timm.create_model('convnext_atto', pretrained=False, num_classes=4)
+m = timm.create_model(sys.argv[2], pretrained=False, num_classes=4)
 m.load_state_dict(sd, strict=True)
 m.eval()
 chk = load_file(d + '/check.safetensors')
@@ -79,10 +83,12 @@ with safe_open(d + '/model.safetensors', 'pt') as f:
 print('max relative logit error', err)
 sys.exit(0 if err < 1e-5 else 3)
 )";
-  const CliResult py = run_command(std::string(HALO_PYTHON) + " " + script + " " + dir);
+  const CliResult py = run_command(std::string(HALO_PYTHON) + " " + script + " " + dir + " " + arch);
   EXPECT_EQ(py.code, 0) << py.out;
   EXPECT_NE(py.out.find("max relative logit error"), std::string::npos) << py.out;
 }
+
+INSTANTIATE_TEST_SUITE_P(Archs, ExportTimm, ::testing::Values("convnext_atto", "resnet18"));
 
 TEST(Export, RefusesWhatIsNotACheckpoint) {
   const std::string dir = fresh_dir("export-bad");

@@ -40,7 +40,7 @@ OpenLaneBaselineOptions tiny() {
 
 TEST(OpenLaneBaseline, HeadsHaveTheBaselineShapes) {
   torch::manual_seed(0);
-  OpenLaneBaseline m(*arch::find_convnext_variant("convnext_test"), tiny());
+  OpenLaneBaseline m("convnext_test", tiny());
   const int64_t B = 2, V = 3, H = 64, W = 96;
   auto images = parallel::shard_evenly(torch::randn({B * V, 3, H, W}), parallel::Communicator::solo());
   auto l2i = ring(V, H, W).unsqueeze(0).expand({B, V, 4, 4});
@@ -72,7 +72,7 @@ TEST(OpenLaneBaseline, HeadsHaveTheBaselineShapes) {
 }
 
 TEST(OpenLaneBaseline, ParameterNamesAndPlacement) {
-  OpenLaneBaseline m(*arch::find_convnext_variant("convnext_test"), tiny());
+  OpenLaneBaseline m("convnext_test", tiny());
   auto params = m->named_parameters();
   for (const char* key : {"img_backbone.stem.0.weight", "img_backbone.stages.3.blocks.0.conv_dw.weight",
                           "img_neck.lateral_convs.1.weight", "img_neck.fpn_convs.0.weight",

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "model/ConvNeXt.h"
 #include "parallel/Mesh.h"
 #include "train/ClassificationData.h"
 #include "train/ClassificationTask.h"
@@ -45,10 +46,10 @@ TEST(TrainTask, TheFactoryBuildsTheExperimentsTask) {
   EXPECT_EQ(ol->placement("img_backbone.stem.0.weight"), parallel::GradPlacement::Partial);
   EXPECT_EQ(ol->placement("lc_head.cls_branch.bias"), parallel::GradPlacement::Replicate);
   // The backbone is the ConvNeXt inside the module: its parameters are the module's.
-  EXPECT_EQ(cls->backbone().ptr().get(), &cls->module());
+  EXPECT_EQ(cls->backbone().get(), &cls->module());
   const auto& ol_params = ol->named_parameters();
   EXPECT_EQ(ol_params.front().first, "img_backbone.stem.0.weight");
-  EXPECT_TRUE(ol_params.front().second.is_same(ol->backbone()->stem[0]->named_parameters()["weight"]));
+  EXPECT_TRUE(ol_params.front().second.is_same(ol->backbone()->named_parameters()["stem.0.weight"]));
   EXPECT_FALSE(cls->evaluate(mesh->sp_ptr(), true).has_value());  // classification has no evaluation
 }
 

@@ -1,0 +1,69 @@
+// The family-independent half of a backbone: read off its layer list, so a new family only
+// writes its modules and forward.
+#include "model/Backbone.h"
+
+#include <fmt/format.h>
+
+#include "arch/Backbones.h"
+#include "model/ConvNeXt.h"
+#include "model/LayerProbe.h"
+#include "model/RegNet.h"
+#include "model/ResNet.h"
+#include "model/ShardedConv2d.h"
+#include "util/Error.h"
+
+namespace halo::model {
+
+namespace {
+
+bool is_head(arch::LayerKind k) { return k == arch::LayerKind::NormMlpHead || k == arch::LayerKind::PoolFcHead; }
+
+}  // namespace
+
+void BackboneImpl::set_overlap(bool on) {
+  for (auto& m : modules(false))
+    if (auto* c = dynamic_cast<ShardedConv2dImpl*>(m.get())) c->set_overlap(on);
+}
+
+parallel::GradPlacement BackboneImpl::grad_placement(const std::string& name) const {
+  return name.rfind(head_prefix(), 0) == 0 ? parallel::GradPlacement::Replicate : parallel::GradPlacement::Partial;
+}
+
+int64_t BackboneImpl::stage_channels(int stage) const {
+  int64_t c = 0;
+  for (const arch::Layer& l : layers_)
+    if (l.stage == stage && !is_head(l.kind)) c = l.out_channels;
+  if (c == 0) throw util::Error(fmt::format("the backbone has no stage {}", stage));
+  return c;
+}
+
+parallel::ShardedTensor BackboneImpl::run_stage(const std::vector<Segment>& blocks,
+                                                const std::vector<std::string>& names, CheckpointLevel level,
+                                                const parallel::ShardedTensor& x) {
+  auto run = [blocks, names, level](parallel::ShardedTensor in) {
+    for (size_t j = 0; j < blocks.size(); ++j) {
+      in = level == CheckpointLevel::Block ? checkpointed(blocks[j], in) : blocks[j](in);
+      LayerProbe::layer_done(names[j], in.local);
+    }
+    return in;
+  };
+  if (level != CheckpointLevel::Stage) return run(x);
+  parallel::ShardedTensor y = checkpointed(run, x);
+  LayerProbe::output_is(y.local);  // the stage ran without grad: its output is this one
+  return y;
+}
+
+std::shared_ptr<BackboneImpl> make_backbone(const std::string& arch, int64_t classes, int64_t in_chans,
+                                            double drop_path) {
+  if (auto v = arch::find_convnext_variant(arch))
+    return std::make_shared<ConvNeXtImpl>(*v, classes, in_chans, drop_path);
+  if (drop_path > 0 && arch::backbone_family(arch))
+    throw util::Error(
+        fmt::format("model.drop_path {} is for ConvNeXt; {} has no stochastic depth here", drop_path, arch),
+        "set model.drop_path to 0");
+  if (auto v = arch::find_resnet_variant(arch)) return std::make_shared<ResNetImpl>(*v, classes, in_chans);
+  if (auto v = arch::find_regnet_variant(arch)) return std::make_shared<RegNetImpl>(*v, classes, in_chans);
+  throw util::Error(fmt::format("model.arch '{}' is unknown", arch), "choose one of: " + arch::backbone_names());
+}
+
+}  // namespace halo::model
