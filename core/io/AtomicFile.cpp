@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -76,10 +77,26 @@ void AtomicFile::fail(const std::string& what, int err) {
                     "that path was left unchanged");
 }
 
+void AtomicFile::check_free(size_t size) {
+  constexpr size_t kEvery = size_t{256} << 10;
+  if (keep_free_ == 0 || (checked_ && written_ + size < checked_at_ + kEvery)) return;
+  checked_ = true;
+  checked_at_ = written_;
+  struct statvfs fs {};
+  if (::statvfs(folder_of(path_).c_str(), &fs) != 0) return;  // unknown: the write itself will tell
+  const auto avail = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+  if (avail < size + keep_free_)
+    fail(fmt::format("writing {} bytes at offset {} with {} bytes free (at least {} must stay free for the run's "
+                     "other files)",
+                     size, written_, avail, keep_free_),
+         ENOSPC);
+}
+
 void AtomicFile::write(const void* data, size_t size) {
   if (fd_ < 0) {
     throw util::Error(fmt::format("cannot write '{}': the file is already closed", path_));
   }
+  check_free(size);
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     ssize_t n = ::write(fd_, p, size);

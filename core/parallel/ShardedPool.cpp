@@ -1,5 +1,6 @@
 // Pooling over halo-extended stripes: the global edges are padded with the op's own
-// padding value, inner edges with the neighbours' real columns.
+// padding value, inner edges with the neighbours' real columns. A rank that exchanges nothing
+// (world size 1) runs LibTorch's pooling with its own padding: no padded copy is kept.
 #include "parallel/ShardedPool.h"
 
 #include <limits>
@@ -16,6 +17,10 @@ namespace halo::parallel {
 ShardedTensor sharded_max_pool2d(const ShardedTensor& x, const shard::ConvSpec& s) {
   const shard::Window win = s.along_w();
   shard::HaloPlan plan = shard::make_halo_plan(x.part, win, x.rank(), "max_pool2d");
+  if (const auto pad = shard::plain_padding(plan, win))  // nothing to exchange: plain LibTorch, no padded copy
+    return {at::max_pool2d(x.local, {s.kernel[0], s.kernel[1]}, {s.stride[0], s.stride[1]}, {s.padding[0], *pad},
+                           {s.dilation[0], s.dilation[1]}),
+            shard::output_partition(x.part, win), x.group};
   at::Tensor ext = halo_extend(x.local, plan, x.group, -std::numeric_limits<double>::infinity());
   at::Tensor y = at::max_pool2d(ext, {s.kernel[0], s.kernel[1]}, {s.stride[0], s.stride[1]}, {s.padding[0], 0},
                                 {s.dilation[0], s.dilation[1]});
@@ -27,6 +32,10 @@ ShardedTensor sharded_avg_pool2d(const ShardedTensor& x, const shard::ConvSpec& 
     throw util::Error(fmt::format("avg_pool2d has no dilation (got {}x{})", s.dilation[0], s.dilation[1]));
   const shard::Window win = s.along_w();
   shard::HaloPlan plan = shard::make_halo_plan(x.part, win, x.rank(), "avg_pool2d");
+  if (const auto pad = shard::plain_padding(plan, win))
+    return {at::avg_pool2d(x.local, {s.kernel[0], s.kernel[1]}, {s.stride[0], s.stride[1]}, {s.padding[0], *pad}, false,
+                           count_include_pad),
+            shard::output_partition(x.part, win), x.group};
   at::Tensor ext = halo_extend(x.local, plan, x.group, 0.0);
   auto pool = [&](const at::Tensor& t) {
     return at::avg_pool2d(t, {s.kernel[0], s.kernel[1]}, {s.stride[0], s.stride[1]}, {s.padding[0], 0}, false, true);

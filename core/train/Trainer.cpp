@@ -273,6 +273,9 @@ void Trainer::save_checkpoint(const std::string& path) const {
   // Streamed into a temporary file renamed over `path` only when complete: a failed write
   // (disk full, EFBIG) leaves every earlier checkpoint as it was.
   io::AtomicFile file(path);
+  // A checkpoint is the run's largest file: it stops short of the last MiB, which the events
+  // and the history appended while it is written (and its own error event) still need.
+  file.keep_free(size_t{1} << 20);
   std::optional<util::Error> failed;
   ar.save_to([&](const void* data, size_t n) -> size_t {
     if (failed) return n;  // the zip writer finishes; its bytes are dropped and nothing is committed

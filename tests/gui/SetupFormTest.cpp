@@ -126,6 +126,19 @@ TEST(SetupForm, ShowsThePlannersPredictionForTheChosenStrategy) {
   EXPECT_GT(*none, *sharded);
 }
 
+TEST(SetupForm, OffersEveryBackboneAndSaysWhatThePlannerDoesNotModelYet) {
+  SetupForm form;
+  ASSERT_TRUE(form.load_file(quickstart()));
+  QComboBox* arch = form.combo("model.arch");
+  for (const char* name : {"convnext_atto", "resnet18", "resnet101", "regnety_032"})
+    EXPECT_NE(arch->findText(name), -1) << name;
+  arch->setCurrentText("resnet50");
+  ASSERT_TRUE(form.valid()) << form.problems_text().toStdString();
+  const std::string text = form.predicted_text().toStdString();
+  EXPECT_NE(text.find("resnet50: 23.5 M parameters"), std::string::npos) << text;  // fc of 10 classes, not 1000
+  EXPECT_NE(text.find("models ConvNeXt backbones only"), std::string::npos) << text;
+}
+
 TEST(SetupForm, SaveThenLoadKeepsEveryField) {
   SetupForm form;
   ASSERT_TRUE(form.load_file(quickstart()));
