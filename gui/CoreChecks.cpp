@@ -85,8 +85,7 @@ std::optional<memory::Prediction> CoreChecks::predict(const config::ExperimentCo
 
 std::string CoreChecks::prediction_text(const config::ExperimentConfig& cfg) {
   const auto p = try_predict(cfg);
-  const auto family = arch::backbone_family(cfg.model.arch);
-  if (!p && family && family != arch::Family::ConvNeXt)  // a backbone the planner has no rules for yet
+  if (!p && arch::backbone_family(cfg.model.arch) && !memory::plans(cfg.model.arch))  // no rules for it yet
     return fmt::format(
         "{}: {:.1f} M parameters\nmemory: the planner models ConvNeXt backbones only so far; launch "
         "the run and read each rank's measured memory in the Memory tab",

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Commands.h"
+#include "arch/Backbones.h"
 #include "launch/Verify.h"
 #include "util/Error.h"
 
@@ -43,10 +44,7 @@ struct VerifyArgs {
 };
 
 void add_options(CLI::App* c, VerifyArgs& a) {
-  c->add_option(
-       "--arch", a.o.arch,
-       "backbone variant: convnext_test, convnext_atto, ..., convnext_xxlarge, resnet_test, resnet18, ..., resnet101")
-      ->capture_default_str();
+  c->add_option("--arch", a.o.arch, "backbone variant: " + arch::backbone_names())->capture_default_str();
   c->add_option("--input", a.input, "V,C,H,W of one sample (V views)")->capture_default_str();
   c->add_option("--sp", a.o.sp, "ranks sharing one sample along W")->capture_default_str();
   c->add_option("--dp", a.o.dp, "data-parallel groups")->capture_default_str();

@@ -13,30 +13,22 @@ constexpr int64_t kDownsample = 2;  // between stages: 2x2 conv, stride 2
 constexpr int64_t kKernel = 7;      // conv_dw: 7x7 depthwise, padding 3
 constexpr int64_t kMlpRatio = 4;    // fc1: dim -> 4 dim
 
-void add_conv(Layer& l, Conv c, bool across_w) {
-  l.parameters.push_back({l.qualified(c.name + ".weight"), c.weight_shape()});
-  if (c.bias) l.parameters.push_back({l.qualified(c.name + ".bias"), {c.out_channels}});
-  if (across_w) {
-    l.across_w = l.convs.size();
-    l.path.push_back({l.qualified(c.name), c.spec});
-  }
-  l.convs.push_back(std::move(c));
+void add_conv(Layer& l, Conv c) {
+  const std::string module = l.qualified(c.name);
+  l.add_conv(std::move(c), module);
 }
 
 void add_norm(Layer& l, std::string name, int64_t channels, double eps) {
-  l.parameters.push_back({l.qualified(name + ".weight"), {channels}});
-  l.parameters.push_back({l.qualified(name + ".bias"), {channels}});
-  l.norms.push_back({std::move(name), channels, eps});
+  const std::string module = l.qualified(name);
+  l.add_norm({std::move(name), channels, eps}, module);
 }
 
 Layer stem(const ConvNeXtVariant& v, int64_t in_chans) {
   Layer l{.name = "stem", .kind = LayerKind::PatchStem, .in_channels = in_chans, .out_channels = v.dims[0]};
-  add_conv(l,
-           {.name = "0",
-            .spec = shard::ConvSpec::square(kPatch, kPatch),
-            .in_channels = in_chans,
-            .out_channels = v.dims[0]},
-           true);
+  add_conv(l, {.name = "0",
+               .spec = shard::ConvSpec::square(kPatch, kPatch),
+               .in_channels = in_chans,
+               .out_channels = v.dims[0]});
   add_norm(l, "1", v.dims[0], v.norm_eps);
   return l;
 }
@@ -48,19 +40,17 @@ Layer downsample(int stage, int64_t in_dim, int64_t dim, double eps) {
           .in_channels = in_dim,
           .out_channels = dim};
   add_norm(l, "0", in_dim, eps);
-  add_conv(l,
-           {.name = "1",
-            .spec = shard::ConvSpec::square(kDownsample, kDownsample),
-            .in_channels = in_dim,
-            .out_channels = dim},
-           true);
+  add_conv(l, {.name = "1",
+               .spec = shard::ConvSpec::square(kDownsample, kDownsample),
+               .in_channels = in_dim,
+               .out_channels = dim});
   return l;
 }
 
 Layer head(int stage, int64_t dim, int64_t classes, double eps) {
   Layer l{.name = "head", .kind = LayerKind::NormMlpHead, .stage = stage, .in_channels = dim, .out_channels = classes};
   add_norm(l, "norm", dim, eps);
-  add_conv(l, {.name = "fc", .in_channels = dim, .out_channels = classes, .linear = true}, false);
+  add_conv(l, {.name = "fc", .in_channels = dim, .out_channels = classes, .linear = true});
   return l;
 }
 
@@ -76,10 +66,10 @@ Layer convnext_block(int stage, int block, int64_t dim, bool conv_mlp, double no
           .hidden = kMlpRatio * dim};
   l.parameters.push_back({l.qualified("gamma"), {dim}});  // own parameters come before the children's
   const shard::ConvSpec dw = shard::ConvSpec::square(kKernel, 1, kKernel / 2, 1, dim);
-  add_conv(l, {.name = "conv_dw", .spec = dw, .in_channels = dim, .out_channels = dim}, true);
+  add_conv(l, {.name = "conv_dw", .spec = dw, .in_channels = dim, .out_channels = dim});
   add_norm(l, "norm", dim, norm_eps);
-  add_conv(l, {.name = "mlp.fc1", .in_channels = dim, .out_channels = l.hidden, .linear = !conv_mlp}, false);
-  add_conv(l, {.name = "mlp.fc2", .in_channels = l.hidden, .out_channels = dim, .linear = !conv_mlp}, false);
+  add_conv(l, {.name = "mlp.fc1", .in_channels = dim, .out_channels = l.hidden, .linear = !conv_mlp});
+  add_conv(l, {.name = "mlp.fc2", .in_channels = l.hidden, .out_channels = dim, .linear = !conv_mlp});
   return l;
 }
 

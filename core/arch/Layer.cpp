@@ -72,6 +72,22 @@ int64_t Layer::stride_w() const {
   return s;
 }
 
+void Layer::add_conv(Conv c, const std::string& module, bool on_path) {
+  parameters.push_back({module + ".weight", c.weight_shape()});
+  if (c.bias) parameters.push_back({module + ".bias", {c.out_channels}});
+  if (on_path && (c.spec.kernel[1] > 1 || c.spec.stride[1] > 1)) {
+    if (!across_w) across_w = convs.size();
+    path.push_back({module, c.spec});
+  }
+  convs.push_back(std::move(c));
+}
+
+void Layer::add_norm(Norm n, const std::string& module) {
+  parameters.push_back({module + ".weight", {n.channels}});
+  parameters.push_back({module + ".bias", {n.channels}});
+  norms.push_back(std::move(n));
+}
+
 int64_t Layer::parameter_count() const {
   int64_t n = 0;
   for (const Parameter& p : parameters) n += p.numel();

@@ -81,6 +81,12 @@ struct Layer {
   std::string qualified(std::string_view part) const { return name + "." + std::string(part); }
   // The layer's stride along W (the product of its path's strides).
   int64_t stride_w() const;
+  // Appends conv `c` of module `module` ("stem.0", "layer1.0.conv2", "s1.b1.conv1.conv"): its
+  // weight (and bias) under that name and, on the main path, the conv in `path` (and
+  // `across_w` for the first) when it reads across W (a W kernel or stride above 1).
+  void add_conv(Conv c, const std::string& module, bool on_path = true);
+  // Appends norm `n` of module `module`: its weight and bias under that name.
+  void add_norm(Norm n, const std::string& module);
   const Conv& conv(std::string_view part) const;  // util::Error when the layer has no such conv
   const Norm& norm(std::string_view part) const;  // util::Error when the layer has no such norm
   std::optional<shard::Window> window() const;    // the across-W conv's window

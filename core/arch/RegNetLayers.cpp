@@ -16,45 +16,30 @@ constexpr double kBnEps = 1e-5;
 // A ConvNormAct `name` (conv without bias, then BatchNorm): timm's name.conv / name.bn.
 void add_conv_bn(Layer& l, const std::string& name, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t groups,
                  bool on_path) {
-  const std::string p = l.name + "." + name;
-  Conv c{.name = name + ".conv",
-         .spec = shard::ConvSpec::square(k, stride, k / 2, 1, groups),
-         .in_channels = in,
-         .out_channels = out,
-         .bias = false};
-  l.parameters.push_back({p + ".conv.weight", c.weight_shape()});
-  if (on_path && (k > 1 || stride > 1)) {
-    if (!l.across_w) l.across_w = l.convs.size();
-    l.path.push_back({p + ".conv", c.spec});
-  }
-  l.convs.push_back(std::move(c));
-  l.parameters.push_back({p + ".bn.weight", {out}});
-  l.parameters.push_back({p + ".bn.bias", {out}});
-  l.norms.push_back({name + ".bn", out, kBnEps, true});
+  const std::string p = l.qualified(name);
+  l.add_conv({.name = name + ".conv",
+              .spec = shard::ConvSpec::square(k, stride, k / 2, 1, groups),
+              .in_channels = in,
+              .out_channels = out,
+              .bias = false},
+             p + ".conv", on_path);
+  l.add_norm({name + ".bn", out, kBnEps, true}, p + ".bn");
 }
 
 // A 1x1 conv with bias of the SE module (timm's se.fc1, se.fc2).
 void add_se_fc(Layer& l, const std::string& name, int64_t in, int64_t out) {
-  Conv c{.name = name, .in_channels = in, .out_channels = out};
-  l.parameters.push_back({l.qualified(name + ".weight"), c.weight_shape()});
-  l.parameters.push_back({l.qualified(name + ".bias"), {out}});
-  l.convs.push_back(std::move(c));
+  l.add_conv({.name = name, .in_channels = in, .out_channels = out}, l.qualified(name), false);
 }
 
 Layer stem(const RegNetVariant& v, int64_t in_chans) {
   Layer l{.name = "stem", .kind = LayerKind::RegNetStem, .in_channels = in_chans, .out_channels = v.stem_width};
-  Conv c{.name = "conv",
-         .spec = shard::ConvSpec::square(3, 2, 1),
-         .in_channels = in_chans,
-         .out_channels = v.stem_width,
-         .bias = false};
-  l.parameters.push_back({"stem.conv.weight", c.weight_shape()});
-  l.across_w = 0;
-  l.path.push_back({"stem.conv", c.spec});
-  l.convs.push_back(std::move(c));
-  l.parameters.push_back({"stem.bn.weight", {v.stem_width}});
-  l.parameters.push_back({"stem.bn.bias", {v.stem_width}});
-  l.norms.push_back({"bn", v.stem_width, kBnEps, true});
+  l.add_conv({.name = "conv",
+              .spec = shard::ConvSpec::square(3, 2, 1),
+              .in_channels = in_chans,
+              .out_channels = v.stem_width,
+              .bias = false},
+             "stem.conv");
+  l.add_norm({"bn", v.stem_width, kBnEps, true}, "stem.bn");
   return l;
 }
 
@@ -80,10 +65,7 @@ Layer block(const RegNetVariant& v, int stage, int index, int64_t in, int64_t st
 
 Layer head(int stage, int64_t dim, int64_t classes) {
   Layer l{.name = "head", .kind = LayerKind::PoolFcHead, .stage = stage, .in_channels = dim, .out_channels = classes};
-  Conv fc{.name = "fc", .in_channels = dim, .out_channels = classes, .linear = true};
-  l.parameters.push_back({"head.fc.weight", fc.weight_shape()});
-  l.parameters.push_back({"head.fc.bias", {classes}});
-  l.convs.push_back(std::move(fc));
+  l.add_conv({.name = "fc", .in_channels = dim, .out_channels = classes, .linear = true}, "head.fc", false);
   return l;
 }
 

@@ -15,20 +15,13 @@ constexpr double kBnEps = 1e-5;
 
 // `prefix` is the module path of the layer's parameters ("" for the stem, "layer1.0.").
 void add_conv(Layer& l, const std::string& prefix, Conv c, bool on_path) {
-  l.parameters.push_back({prefix + c.name + ".weight", c.weight_shape()});
-  if (c.bias) l.parameters.push_back({prefix + c.name + ".bias", {c.out_channels}});
-  const bool across = c.spec.kernel[1] > 1 || c.spec.stride[1] > 1;
-  if (on_path && across) {
-    if (!l.across_w) l.across_w = l.convs.size();
-    l.path.push_back({prefix + c.name, c.spec});
-  }
-  l.convs.push_back(std::move(c));
+  const std::string module = prefix + c.name;
+  l.add_conv(std::move(c), module, on_path);
 }
 
 void add_bn(Layer& l, const std::string& prefix, std::string name, int64_t channels) {
-  l.parameters.push_back({prefix + name + ".weight", {channels}});
-  l.parameters.push_back({prefix + name + ".bias", {channels}});
-  l.norms.push_back({std::move(name), channels, kBnEps, true});
+  const std::string module = prefix + name;
+  l.add_norm({std::move(name), channels, kBnEps, true}, module);
 }
 
 Conv conv(std::string name, int64_t in, int64_t out, int64_t k, int64_t stride) {
@@ -82,10 +75,7 @@ Layer block(const ResNetVariant& v, int stage, int index, int64_t in, int64_t st
 
 Layer head(int stage, int64_t dim, int64_t classes) {
   Layer l{.name = "fc", .kind = LayerKind::PoolFcHead, .stage = stage, .in_channels = dim, .out_channels = classes};
-  Conv fc{.name = "fc", .in_channels = dim, .out_channels = classes, .linear = true};
-  l.parameters.push_back({"fc.weight", fc.weight_shape()});
-  l.parameters.push_back({"fc.bias", {classes}});
-  l.convs.push_back(std::move(fc));
+  l.add_conv({.name = "fc", .in_channels = dim, .out_channels = classes, .linear = true}, "fc", false);
   return l;
 }
 

@@ -21,11 +21,13 @@ int64_t parameter_count(const arch::ConvNeXtVariant& v, int64_t classes) {
   return arch::convnext_layers(v, classes).parameter_count();
 }
 
+bool plans(const std::string& arch) { return arch::find_convnext_variant(arch).has_value(); }
+
 namespace {
 
 ActivationInput activation_input(const config::ExperimentConfig& cfg, int rank, bool reserved) {
   auto v = arch::find_convnext_variant(cfg.model.arch);
-  if (!v && arch::backbone_family(cfg.model.arch))
+  if (!plans(cfg.model.arch) && arch::backbone_family(cfg.model.arch))
     throw util::Error(
         fmt::format("the memory planner models ConvNeXt backbones; model.arch '{}' is not planned yet", cfg.model.arch),
         "train it and read the per-rank memory the run measures (the workbench's Memory tab)");

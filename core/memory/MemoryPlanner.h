@@ -47,6 +47,11 @@ struct Prediction {
 // The model's parameter count from the variant's layer list (no weights allocated).
 int64_t parameter_count(const arch::ConvNeXtVariant& v, int64_t classes);
 
+// Whether the planner has rules for every layer of `arch` (the ConvNeXt family so far): for
+// another backbone predict() throws util::Error saying so, and callers that can go on
+// without a prediction (bench memory, the workbench) ask this first.
+bool plans(const std::string& arch);
+
 // util::Error for an unknown architecture or a width that cannot be sharded over sp.
 Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rates);
 Prediction predict(const config::ExperimentConfig& cfg);  // stored rates for the config's device

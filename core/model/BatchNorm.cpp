@@ -21,7 +21,7 @@ parallel::ShardedTensor batch_norm(torch::nn::BatchNorm2dImpl& bn, const paralle
   // A recomputation normalises with batch statistics but leaves the running ones alone.
   const bool stats = update || !training;
   const at::Tensor mean = stats ? bn.running_mean : at::Tensor(), var = stats ? bn.running_var : at::Tensor();
-  if (x.group->size() == 1)
+  if (x.group->size() == 1 || !training)  // evaluation normalises each pixel on its own: nothing to sync
     return x.with(at::batch_norm(x.local, bn.weight, bn.bias, mean, var, training, momentum, eps, false));
   parallel::BatchNormState state{bn.weight, bn.bias, mean, var, momentum, eps};
   return parallel::sync_batch_norm(x, state, training);

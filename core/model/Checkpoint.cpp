@@ -30,6 +30,11 @@ namespace {
 
 thread_local int recompute_depth = 0;  // > 0 while a segment reruns inside backward
 
+struct Recomputing {
+  Recomputing() { ++recompute_depth; }
+  ~Recomputing() { --recompute_depth; }
+};
+
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
@@ -88,14 +93,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     {
       at::AutoGradMode enable(true);
       const AutocastScope autocast(x.device().type(), cap->autocast, cap->autocast_dtype);
-      ++recompute_depth;
-      try {
-        y = cap->segment({x, cap->part, cap->group}).local;
-      } catch (...) {
-        --recompute_depth;
-        throw;
-      }
-      --recompute_depth;
+      const Recomputing recomputing;
+      y = cap->segment({x, cap->part, cap->group}).local;
     }
     cpu_gen.set_state(cpu_now);
 #ifdef HALO_WITH_CUDA

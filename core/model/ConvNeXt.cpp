@@ -132,10 +132,6 @@ torch::Tensor ConvNeXtImpl::forward(const ShardedTensor& x) {
   return logits;
 }
 
-parallel::GradPlacement ConvNeXtImpl::placement(const std::string& name) {
-  return name.rfind("head.", 0) == 0 ? parallel::GradPlacement::Replicate : parallel::GradPlacement::Partial;
-}
-
 void ConvNeXtImpl::set_checkpoint(CheckpointLevel level) {
   for (size_t i = 0; i < stages->size(); ++i) stages->at<ConvNeXtStageImpl>(i).checkpoint = level;
 }

@@ -43,8 +43,6 @@ class ConvNeXtImpl : public BackboneImpl {
   torch::Tensor forward(const parallel::ShardedTensor& x) override;
   // Every stage's output: strides 4, 8, 16, 32 (for an FPN). forward_features: the last.
   std::vector<parallel::ShardedTensor> forward_stages(const parallel::ShardedTensor& x) override;
-  // head.* weights see replicated data; everything else sees stripes.
-  static parallel::GradPlacement placement(const std::string& param_name);
   std::string head_prefix() const override { return "head."; }
   const arch::ConvNeXtVariant& variant() const { return variant_; }
   void set_checkpoint(CheckpointLevel level) override;

@@ -69,11 +69,8 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
 ShardedTensor sync_batch_norm(const ShardedTensor& x, BatchNormState& bn, bool training) {
   const at::Tensor& t = x.local;  // (B, C, H, W/world)
   const int64_t C = t.size(1);
-  if (!training) {
-    at::Tensor y = (t - per_channel(bn.running_mean)) * per_channel(at::rsqrt(bn.running_var + bn.eps));
-    if (bn.weight.defined()) y = y * per_channel(bn.weight) + per_channel(bn.bias);
-    return x.with(y);
-  }
+  if (!training)  // the running statistics: per pixel, nothing to sync
+    return x.with(at::batch_norm(t, bn.weight, bn.bias, bn.running_mean, bn.running_var, false, 0.0, bn.eps, false));
   const double n = static_cast<double>(t.size(0) * t.size(2) * x.global_width());
   const at::Tensor weight = bn.weight.defined() ? bn.weight : at::ones({C}, t.options());
   const at::Tensor bias = bn.bias.defined() ? bn.bias : at::zeros({C}, t.options());

@@ -29,7 +29,7 @@ model::OpenLaneBaselineOptions options(const config::ExperimentConfig& cfg) {
 
 // The backbone's name, once the input tiles its stride-32 map (an unknown name fails in
 // model::make_backbone, with the choices).
-const std::string& backbone_variant(const config::ExperimentConfig& cfg) {
+const std::string& backbone_name(const config::ExperimentConfig& cfg) {
   if (cfg.data.height % 32 != 0 || cfg.data.width % (32 * cfg.parallel.sp) != 0)
     throw util::Error(fmt::format("data.height {} / data.width {} do not tile the stride-32 map over sp = {}",
                                   cfg.data.height, cfg.data.width, cfg.parallel.sp),
@@ -114,7 +114,7 @@ std::unique_ptr<data::MultiViewLoader> eval_loader(data::LoaderOptions o, const 
 OpenLaneTask::~OpenLaneTask() = default;
 
 model::OpenLaneBaseline OpenLaneTask::make_model(const config::ExperimentConfig& cfg) {
-  return model::OpenLaneBaseline(backbone_variant(cfg), options(cfg));
+  return model::OpenLaneBaseline(backbone_name(cfg), options(cfg));
 }
 
 OpenLaneTask::OpenLaneTask(const config::ExperimentConfig& cfg, const c10::Device& device, const parallel::Mesh& mesh)

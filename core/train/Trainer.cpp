@@ -22,6 +22,7 @@
 #include "model/ConvNeXt.h"
 #include "model/LayerProbe.h"
 #include "model/ShardedConv2d.h"
+#include "model/StateDict.h"
 #include "parallel/GradSync.h"
 #include "parallel/Mesh.h"
 #include "train/LayoutRows.h"
@@ -262,9 +263,8 @@ OpenLaneEvaluation Trainer::evaluate() {
 
 void Trainer::save_checkpoint(const std::string& path) const {
   torch::serialize::OutputArchive ar;
-  for (auto& [name, p] : named_parameters()) ar.write("model/" + name, p.detach().cpu());
-  // Buffers (BatchNorm's running statistics) beside the parameters, under their module names.
-  for (const auto& b : s_->task->module().named_buffers()) ar.write("model/" + b.key(), b.value().detach().cpu());
+  // Parameters and buffers (BatchNorm's running statistics) under their module names.
+  for (const auto& [name, t] : model::state_dict(s_->task->module())) ar.write("model/" + name, t.detach().cpu());
   for (auto& [name, t] : s_->optim->state()) ar.write("optim/" + name, t.cpu());
   ar.write("meta/step", torch::tensor(s_->step, torch::kInt64));
   ar.write("meta/loss_scale", torch::tensor(s_->scaler.scale(), torch::kFloat64));
@@ -297,20 +297,12 @@ void Trainer::load_checkpoint(const std::string& path) {
   torch::serialize::InputArchive ar;
   io::load_torch_archive(path, ar);
   torch::NoGradGuard no_grad;
-  for (auto& [name, p] : named_parameters()) {
+  for (auto& [name, p] : model::state_dict(s_->task->module())) {
     at::Tensor t;
     if (!ar.try_read("model/" + name, t) || t.sizes() != p.sizes())
       throw util::Error(fmt::format("checkpoint {} has no tensor '{}' of shape {}", path, name, c10::str(p.sizes())),
                         "resume with the experiment the checkpoint was written with");
     p.copy_(t);
-  }
-  for (auto& b : s_->task->module().named_buffers()) {
-    at::Tensor t;
-    if (!ar.try_read("model/" + b.key(), t) || t.sizes() != b.value().sizes())
-      throw util::Error(
-          fmt::format("checkpoint {} has no buffer '{}' of shape {}", path, b.key(), c10::str(b.value().sizes())),
-          "resume with the experiment the checkpoint was written with");
-    b.value().copy_(t);
   }
   std::map<std::string, at::Tensor> state;
   for (auto& [key, t] : s_->optim->state()) {
