@@ -85,12 +85,13 @@ std::optional<memory::Prediction> CoreChecks::predict(const config::ExperimentCo
 
 std::string CoreChecks::prediction_text(const config::ExperimentConfig& cfg) {
   const auto p = try_predict(cfg);
-  if (!p && arch::backbone_family(cfg.model.arch) && !memory::plans(cfg.model.arch))  // no rules for it yet
-    return fmt::format(
-        "{}: {:.1f} M parameters\nmemory: the planner models ConvNeXt backbones only so far; launch "
-        "the run and read each rank's measured memory in the Memory tab",
-        cfg.model.arch,
-        static_cast<double>(arch::backbone_layers(cfg.model.arch, cfg.model.num_classes)->parameter_count()) / 1e6);
+  if (!p && arch::backbone_family(cfg.model.arch))
+    if (const auto why = memory::unplanned(cfg))  // no rules for it yet
+      return fmt::format(
+          "{}: {:.1f} M parameters\nmemory: {}; launch the run and read each rank's measured memory in the Memory tab",
+          cfg.model.arch,
+          static_cast<double>(arch::backbone_layers(cfg.model.arch, cfg.model.num_classes)->parameter_count()) / 1e6,
+          *why);
   if (!p) return "";
   std::string out = fmt::format("{} {} (sp={} dp={}, {}), {:.1f} M parameters\n", p->arch, config::name_of(p->strategy),
                                 p->sp, p->dp, config::name_of(p->precision), static_cast<double>(p->parameters) / 1e6);

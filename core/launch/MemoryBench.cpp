@@ -48,7 +48,7 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
       lo.overrides.push_back(kv);
     const config::ExperimentConfig cfg = config::load_experiment(o.experiment, lo.overrides);
     std::optional<memory::Prediction> predicted;
-    if (memory::plans(cfg.model.arch)) predicted = memory::predict(cfg);
+    if (memory::plans(cfg)) predicted = memory::predict(cfg);
     std::fprintf(stderr, "bench memory: %s (%d rank%s) ...\n", s.c_str(), sp, sp > 1 ? "s" : "");
     LaunchResult r = run_launch(lo);
     if (r.exit_code != 0) throw util::Error(fmt::format("bench memory: strategy {} failed: {}", s, r.failure));

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "arch/ConvNeXtLayers.h"
 #include "arch/LayerShapes.h"
+#include "memory/ResidualLayers.h"
 #include "shard/HaloPlan.h"
 #include "util/Error.h"
 
@@ -72,8 +72,8 @@ class Builder {
     const int64_t c = layer.out_channels, B = in_.images, M = B * s.height * g.out_cols, MC = M * c;
     const int64_t stripe = B * conv.in_channels * s.in_height * g.in_cols;
     LayerMemory l = base(layer, s, g);
-    l.in = in_.sp > 1 ? R(stripe * 4) : 0;  // at sp=1 the stripe is the image itself
-    l.saves_input = true;                   // the conv keeps its input (a view: no padding, no halo)
+    l.in = R(stripe * 4);  // the image itself at sp=1
+    l.saves_input = true;  // the conv keeps its input (a view: no padding, no halo)
     if (half_) l.saved += R(stripe * a_) + R(conv.weight_elements() * a_);  // autocast copies of input and weight
     const int64_t ln_bytes = cuda_half() ? 4 : a_;
     l.saved += R(MC * a_);                               // conv output, LayerNorm's input
@@ -197,7 +197,10 @@ class Builder {
 }  // namespace
 
 std::vector<LayerMemory> activation_layers(const ActivationInput& in) {
-  const arch::LayerList layers = arch::convnext_layers(in.variant, in.classes);
+  const arch::LayerList& layers = in.layers;
+  if (layers.size() > 0 &&
+      (layers[0].kind == arch::LayerKind::ResNetStem || layers[0].kind == arch::LayerKind::RegNetStem))
+    return residual_layers(layers, in);
   // util::Error when the width cannot shard
   const std::vector<arch::LayerShape> shapes = arch::layer_shapes(layers, in.height, in.width, in.sp);
   const Builder b(in);
@@ -221,15 +224,11 @@ std::vector<LayerMemory> activation_layers(const ActivationInput& in) {
       case arch::LayerKind::NormMlpHead:
         out.push_back(b.head(l, shapes.back().height, shapes.back().out.span(in.rank).size()));
         break;
-      case arch::LayerKind::ResNetStem:
-      case arch::LayerKind::BasicBlock:
-      case arch::LayerKind::Bottleneck:
-      case arch::LayerKind::PoolFcHead:
-      case arch::LayerKind::RegNetStem:
-      case arch::LayerKind::RegNetBlock:
-        throw util::Error(fmt::format("the memory planner has no rule for {} layers yet", arch::name_of(l.kind)));
+      default:
+        throw util::Error(fmt::format("layer {} ({}) is not a ConvNeXt layer", l.name, arch::name_of(l.kind)));
     }
   }
+  for (LayerMemory& l : out) l.recompute_backward_extra = l.backward_extra;
   return out;
 }
 

@@ -1,4 +1,4 @@
-// What LibTorch's autograd keeps for backward in each ConvNeXt layer on one rank: saved
+// What LibTorch's autograd keeps for backward in each layer of a backbone on one rank: saved
 // bytes at their dtype (halo columns included), outputs, and the transients around them.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "arch/ConvNeXtVariant.h"
+#include "arch/LayerList.h"
 
 namespace halo::memory {
 
@@ -15,14 +15,14 @@ namespace halo::memory {
 enum class DeviceKind { Cpu, Cuda };
 
 struct ActivationInput {
-  arch::ConvNeXtVariant variant;
-  int64_t images = 1;  // N * V: every view is one image through the backbone
+  arch::LayerList layers;  // the backbone's layer list, with its head
+  int64_t images = 1;      // N * V: every view is one image through the backbone
   int64_t height = 64, width = 256;
   int sp = 1, rank = 0;
-  int64_t classes = 10;
   int compute_bytes = 4;  // 4: fp32; 2: bf16/fp16 autocast
   DeviceKind device = DeviceKind::Cpu;
   bool drop_path = false;
+  int threads = 1;             // intra-op threads per rank (LibTorch picks some kernels by it)
   int64_t round_to = 1;        // allocation granularity applied to every tensor (CUDA: 512)
   int64_t round_large_to = 1;  // granularity of tensors >= 1 MiB (CUDA segments: 2 MiB)
 };
@@ -37,17 +37,20 @@ struct LayerMemory {
   int64_t halo_left = 0, halo_right = 0;          // extra input columns (peers + padding) of its conv
   int64_t in = 0, out = 0;                        // bytes of input / output activation
   bool saves_input = false;
-  int64_t saved = 0;           // new bytes kept for backward
-  int64_t forward_extra = 0;   // transient above in + saved + out inside the forward
-  int64_t nograd_extra = 0;    // transient above in + out when run without grad (checkpointed)
-  int64_t backward_extra = 0;  // transient above (saved still held + grad of output), input grad included
-  int64_t in_grad = 0;         // bytes of the gradient it returns for its input
-  int64_t halo_bytes = 0;      // bytes received + sent by its halo exchange per forward
-  double flops = 0;            // forward multiply-adds x 2
-  double bytes_moved = 0;      // forward bytes read + written (for memory-bound time)
+  bool keeps_output = false;             // autograd keeps the output until this layer's backward (a last ReLU)
+  int64_t saved = 0;                     // new bytes kept for backward
+  int64_t forward_extra = 0;             // transient above in + saved + out inside the forward
+  int64_t nograd_extra = 0;              // transient above in + out when run without grad (checkpointed)
+  int64_t backward_extra = 0;            // transient above (saved still held + grad of output), input grad included
+  int64_t recompute_backward_extra = 0;  // the same inside a recomputation, whose caller holds the output
+  int64_t in_grad = 0;                   // bytes of the gradient it returns for its input
+  int64_t halo_bytes = 0;                // bytes received + sent by its halo exchange per forward
+  double flops = 0;                      // forward multiply-adds x 2
+  double bytes_moved = 0;                // forward bytes read + written (for memory-bound time)
 };
 
 // Every layer in forward order, for one rank: stem, per stage (downsample,) blocks, head.
+// util::Error when the width cannot shard, or for a backbone the planner has no rules for.
 std::vector<LayerMemory> activation_layers(const ActivationInput& in);
 
 // bytes rounded as the allocator of `in` hands them out.

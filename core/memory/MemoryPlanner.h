@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/ConvNeXtVariant.h"
 #include "config/ExperimentConfig.h"
 #include "memory/ActivationModel.h"
 #include "memory/StepTime.h"
@@ -16,9 +17,9 @@ namespace halo::memory {
 struct RankPrediction {
   int rank = 0;  // sp index (dp replicas are identical)
   int64_t weights = 0, gradients = 0, optimizer_state = 0;
-  int64_t scaler_and_buffers = 0;   // loss scaler and module buffers: none are tensors in Halo's ConvNeXt
-  int64_t inputs = 0;               // the step's images held through forward and backward
-  int64_t saved_activations = 0;    // saved for backward when backward begins (inputs excluded)
+  int64_t scaler_and_buffers = 0;   // module buffers (BatchNorm's running statistics); the loss scaler holds no tensor
+  int64_t inputs = 0;               // the step's images (and the stripe copy at sp > 1), held through forward
+  int64_t saved_activations = 0;    // saved for backward when backward begins (the input the stem keeps excluded)
   int64_t backward_transient = 0;   // activation peak above inputs + saved (recompute, gradients in flight)
   int64_t comm_buffers = 0;         // gradient all-reduce buckets (world > 1)
   int64_t optimizer_transient = 0;  // temporaries of the update and the gradient norm
@@ -47,10 +48,12 @@ struct Prediction {
 // The model's parameter count from the variant's layer list (no weights allocated).
 int64_t parameter_count(const arch::ConvNeXtVariant& v, int64_t classes);
 
-// Whether the planner has rules for every layer of `arch` (the ConvNeXt family so far): for
-// another backbone predict() throws util::Error saying so, and callers that can go on
-// without a prediction (bench memory, the workbench) ask this first.
-bool plans(const std::string& arch);
+// Why the planner cannot predict this experiment (an unknown backbone; a ResNet or RegNet at
+// bf16/fp16, which it models at fp32 only), or nullopt when it can. predict() throws
+// util::Error with this text; callers that can go on without a prediction (bench memory, the
+// workbench) ask first.
+std::optional<std::string> unplanned(const config::ExperimentConfig& cfg);
+bool plans(const config::ExperimentConfig& cfg);
 
 // util::Error for an unknown architecture or a width that cannot be sharded over sp.
 Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rates);

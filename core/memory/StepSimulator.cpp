@@ -33,13 +33,14 @@ class Live {
   std::vector<TracePoint>* trace_;
 };
 
-// Forward with grad over [first, last]; the input of `first` is already live.
+// Forward with grad over [first, last]; the input of `first` is already live. An input the
+// layer before keeps (its last ReLU's result) stays until that layer's backward.
 void forward_with_grad(const std::vector<LayerMemory>& L, size_t first, size_t last, Live& m, const char* phase) {
   for (size_t i = first; i <= last; ++i) {
     const LayerMemory& l = L[i];
     m.touch(l.saved + l.out + l.forward_extra, std::string(phase) + l.name);
     m.add(l.saved + l.out);
-    if (!l.saves_input && i != first) m.add(-l.in);
+    if (!l.saves_input && i != first && !L[i - 1].keeps_output) m.add(-l.in);
   }
 }
 
@@ -69,6 +70,8 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
   std::vector<int> seg_at(L.size(), -1);
   for (size_t s = 0; s < segments.size(); ++s)
     for (size_t i = segments[s].first; i <= segments[s].last; ++i) seg_at[i] = static_cast<int>(s);
+  // Layer i's input is the output layer i-1 ran with grad and keeps: freed in that one's backward.
+  auto held_by_previous = [&](size_t i) { return i > 0 && seg_at[i - 1] < 0 && L[i - 1].keeps_output; };
 
   // Forward.
   for (size_t i = 0; i < L.size();) {
@@ -82,13 +85,16 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
       i = s.last + 1;
     } else {
       forward_with_grad(L, i, i, m, "forward of ");
-      if (!L[i].saves_input) m.add(-L[i].in);
+      if (i > 0 && !L[i].saves_input && !held_by_previous(i)) m.add(-L[i].in);  // the caller holds the first's
       ++i;
     }
   }
   StepPeak r;
   r.forward_peak = m.peak();
+  m.touch(0, "loss");    // the task's loss; forward returns
   m.add(-L.back().out);  // logits: a few bytes, gone into the loss
+  // The caller lets go of its inputs; the first layer's stays while that layer keeps it.
+  m.add(-(inputs - (L.front().saves_input ? L.front().in : 0)));
   r.saved_at_backward = m.live();
 
   // Backward.
@@ -97,7 +103,8 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
     const LayerMemory& l = L[i];
     if (seg_at[i] < 0) {
       m.touch(l.backward_extra, "backward of " + l.name);
-      m.add(-l.saved - (l.saves_input ? l.in : 0) + l.in_grad - g);
+      m.add(-l.saved - (l.saves_input && !held_by_previous(i) ? l.in : 0) + l.in_grad - g -
+            (l.keeps_output ? l.out : 0));
       g = l.in_grad;
       continue;
     }
@@ -106,11 +113,16 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
     int64_t gi = g;
     for (size_t k = s.last + 1; k-- > s.first;) {
       const LayerMemory& lk = L[k];
-      m.touch(lk.backward_extra, "backward of " + lk.name + " (recompute)");
-      m.add(-lk.saved - (lk.saves_input && k != s.first ? lk.in : 0) + lk.in_grad - (k == s.last ? 0 : gi));
+      const bool last = k == s.last;
+      const bool in_held = k == s.first || L[k - 1].keeps_output;  // by the checkpoint, or the layer before
+      m.touch(last ? lk.recompute_backward_extra : lk.backward_extra, "backward of " + lk.name + " (recompute)");
+      m.add(-lk.saved - (lk.saves_input && !in_held ? lk.in : 0) + lk.in_grad - (last ? 0 : gi) -
+            (lk.keeps_output && !last ? lk.out : 0));
       gi = lk.in_grad;
     }
-    m.add(-L[s.last].out - L[s.first].in - g);  // recomputed output, the kept input, the incoming gradient
+    // The recomputed output, the kept input (unless the layer before still keeps it), the
+    // incoming gradient.
+    m.add(-L[s.last].out - (held_by_previous(s.first) ? 0 : L[s.first].in) - g);
     g = gi;
     i = s.first;
   }

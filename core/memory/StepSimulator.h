@@ -31,7 +31,9 @@ struct TracePoint {
   int64_t high = 0, after = 0;  // above the step's start
 };
 
-// inputs: bytes live through forward and backward before the first layer (the images).
+// inputs: bytes the caller holds until forward ends (the images and, on several ranks, this
+// rank's stripe copy, which is the first layer's input); that input stays while the first
+// layer keeps it for backward.
 // trace: when given, every operation's live bytes (the predicted within-step timeline).
 StepPeak simulate_step(const std::vector<LayerMemory>& layers, const std::vector<Segment>& segments, int64_t inputs,
                        std::vector<TracePoint>* trace = nullptr);

@@ -29,6 +29,10 @@ parallel::GradPlacement BackboneImpl::grad_placement(const std::string& name) co
   return name.rfind(head_prefix(), 0) == 0 ? parallel::GradPlacement::Replicate : parallel::GradPlacement::Partial;
 }
 
+parallel::ShardedTensor BackboneImpl::channels_last(const parallel::ShardedTensor& x) {
+  return x.with(x.local.contiguous(at::MemoryFormat::ChannelsLast));
+}
+
 int64_t BackboneImpl::stage_channels(int stage) const {
   int64_t c = 0;
   for (const arch::Layer& l : layers_)
@@ -39,7 +43,7 @@ int64_t BackboneImpl::stage_channels(int stage) const {
 
 parallel::ShardedTensor BackboneImpl::run_stage(const std::vector<Segment>& blocks,
                                                 const std::vector<std::string>& names, CheckpointLevel level,
-                                                const parallel::ShardedTensor& x) {
+                                                parallel::ShardedTensor x) {
   auto run = [blocks, names, level](parallel::ShardedTensor in) {
     for (size_t j = 0; j < blocks.size(); ++j) {
       in = level == CheckpointLevel::Block ? checkpointed(blocks[j], in) : blocks[j](in);
@@ -47,7 +51,7 @@ parallel::ShardedTensor BackboneImpl::run_stage(const std::vector<Segment>& bloc
     }
     return in;
   };
-  if (level != CheckpointLevel::Stage) return run(x);
+  if (level != CheckpointLevel::Stage) return run(std::move(x));  // the stage's input goes after its first block
   parallel::ShardedTensor y = checkpointed(run, x);
   LayerProbe::output_is(y.local);  // the stage ran without grad: its output is this one
   return y;

@@ -46,8 +46,12 @@ class BackboneImpl : public torch::nn::Module {
  protected:
   // A stage's blocks in order, checkpointed per block or as a whole stage as `level` says;
   // the layer probe is told each block's output under its layer-list name.
+  // The stripe in channels-last (NHWC) memory, as the ResNet and RegNet families run: oneDNN's
+  // convolutions, BatchNorm and pooling read and write it in place (no reorder copies of the
+  // activations), and every op after the stem keeps the layout.
+  static parallel::ShardedTensor channels_last(const parallel::ShardedTensor& x);
   static parallel::ShardedTensor run_stage(const std::vector<Segment>& blocks, const std::vector<std::string>& names,
-                                           CheckpointLevel level, const parallel::ShardedTensor& x);
+                                           CheckpointLevel level, parallel::ShardedTensor x);
 
  private:
   arch::LayerList layers_;

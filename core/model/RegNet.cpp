@@ -68,14 +68,14 @@ ShardedTensor RegNetImpl::stage_forward(size_t stage, ShardedTensor x) {
     auto block = std::dynamic_pointer_cast<RegNetBlockImpl>(m);
     blocks.push_back([block](const ShardedTensor& t) { return block->forward(t); });
   }
-  return run_stage(blocks, names_[stage], checkpoint_, x);
+  return run_stage(blocks, names_[stage], checkpoint_, std::move(x));
 }
 
 std::vector<ShardedTensor> RegNetImpl::forward_stages(const ShardedTensor& x) {
-  ShardedTensor y = stem->forward(x);  // (B, C0, H/2, W/2/world)
+  ShardedTensor y = stem->forward(channels_last(x));  // (B, C0, H/2, W/2/world)
   LayerProbe::layer_done("stem", y.local);
   std::vector<ShardedTensor> out;
-  for (size_t s = 0; s < stages.size(); ++s) out.push_back(y = stage_forward(s, y));
+  for (size_t s = 0; s < stages.size(); ++s) out.push_back(y = stage_forward(s, std::move(y)));
   return out;
 }
 

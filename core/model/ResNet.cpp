@@ -47,15 +47,15 @@ ShardedTensor ResNetImpl::stage_forward(size_t stage, ShardedTensor x) {
     auto block = stages[stage]->ptr<ResNetBlockImpl>(j);
     blocks.push_back([block](const ShardedTensor& t) { return block->forward(t); });
   }
-  return run_stage(blocks, names_[stage], checkpoint_, x);
+  return run_stage(blocks, names_[stage], checkpoint_, std::move(x));
 }
 
 std::vector<ShardedTensor> ResNetImpl::forward_stages(const ShardedTensor& x) {
-  ShardedTensor y = batch_norm(*bn1, conv1->forward(x));                  // (B, C0, H/2, W/2/world)
+  ShardedTensor y = batch_norm(*bn1, conv1->forward(channels_last(x)));   // (B, C0, H/2, W/2/world)
   y = parallel::sharded_max_pool2d(y.with(at::relu(y.local)), maxpool_);  // (B, C0, H/4, W/4/world)
   LayerProbe::layer_done("stem", y.local);
   std::vector<ShardedTensor> out;
-  for (size_t s = 0; s < stages.size(); ++s) out.push_back(y = stage_forward(s, y));
+  for (size_t s = 0; s < stages.size(); ++s) out.push_back(y = stage_forward(s, std::move(y)));
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <optional>
 
 #include "parallel/ExchangeClock.h"
 #include "parallel/HaloExchange.h"
@@ -96,22 +97,39 @@ class ShardedConvFunction : public torch::autograd::Function<ShardedConvFunction
     at::Tensor g = grads[0].contiguous(halo_memory_format(grads[0]));  // as ext, for one kernel layout
     const std::vector<int64_t> stride{s.stride[0], s.stride[1]}, pad{s.padding[0], 0},
         dil{s.dilation[0], s.dilation[1]}, outpad{0, 0};
-    auto [grad_ext, unused_w, unused_b] = at::convolution_backward(g, ext, weight, std::nullopt, stride, pad, dil,
-                                                                   false, outpad, s.groups, {true, false, false});
+    // The input's gradient and its halo return only where the input needs one (not an image).
+    const bool input_grad = ctx->needs_input_grad(0);
+    at::Tensor grad_ext;
+    std::optional<HaloScatter> scatter;
     auto t0 = clock_type::now();
-    HaloScatter scatter(*cap->comm, cap->plan, grad_ext);
-    const double posting = seconds_since(t0);
+    double posting = 0;
+    if (input_grad) {
+      grad_ext = std::get<0>(at::convolution_backward(g, ext, weight, std::nullopt, stride, pad, dil, false, outpad,
+                                                      s.groups, {true, false, false}));
+      t0 = clock_type::now();
+      scatter.emplace(*cap->comm, cap->plan, grad_ext);
+      posting = seconds_since(t0);
+    }
     auto [unused_x, grad_w, grad_b] = at::convolution_backward(
         g, ext, weight, has_bias ? std::optional<at::IntArrayRef>(at::IntArrayRef{weight.size(0)}) : std::nullopt,
         stride, pad, dil, false, outpad, s.groups, {false, true, has_bias});
-    t0 = clock_type::now();
-    at::Tensor grad_x = scatter.finish();
-    ExchangeClock::add(cap->label, posting + seconds_since(t0));
+    at::Tensor grad_x;
+    if (scatter) {
+      t0 = clock_type::now();
+      grad_x = scatter->finish();
+      ExchangeClock::add(cap->label, posting + seconds_since(t0));
+    }
     return {grad_x, grad_w, has_bias ? grad_b : at::Tensor(), at::Tensor()};
   }
 };
 
 }  // namespace
+
+bool oneDNN_strided_pointwise_fault(const at::Tensor& x, const shard::ConvSpec& s) {
+  const bool pointwise = s.kernel[0] == 1 && s.kernel[1] == 1 && s.padding[0] == 0 && s.padding[1] == 0;
+  return pointwise && (s.stride[0] > 1 || s.stride[1] > 1) && x.dim() == 4 && x.size(1) < 16 && x.is_cpu() &&
+         x.is_contiguous(at::MemoryFormat::ChannelsLast) && !x.is_contiguous();
+}
 
 ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, const at::Tensor& bias,
                              const shard::ConvSpec& spec, ShardedConvOptions opts) {
@@ -121,6 +139,13 @@ ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, c
   if (const auto pad = shard::plain_padding(plan, win)) {
     // Nothing to exchange: plain LibTorch (no padding copy, one fused backward). Autocast, if
     // on, casts inside at::conv2d as it does for any conv.
+    if (oneDNN_strided_pointwise_fault(x.local, spec)) {  // the same conv on the strided pixels
+      const at::Tensor sub =
+          x.local.slice(2, 0, std::nullopt, spec.stride[0]).slice(3, 0, std::nullopt, spec.stride[1]);
+      const std::vector<int64_t> one{1, 1}, zero{0, 0};
+      at::Tensor y = at::conv2d(sub, weight, bias, one, zero, one, spec.groups);  // (B, Cout, H', W'/world)
+      return {y, std::move(out), x.group};
+    }
     at::Tensor y = at::conv2d(x.local, weight, bias, {spec.stride[0], spec.stride[1]}, {spec.padding[0], *pad},
                               {spec.dilation[0], spec.dilation[1]}, spec.groups);  // (B, Cout, H', W'/world)
     return {y, std::move(out), x.group};

@@ -22,4 +22,10 @@ struct ShardedConvOptions {
 ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, const at::Tensor& bias,
                              const shard::ConvSpec& spec, ShardedConvOptions opts = {});
 
+// LibTorch 2.11's oneDNN corrupts the heap in the weight gradient of a strided 1x1 conv over
+// channels-last input with fewer than 16 channels (jit_1x1 backward_weights; reproduced in
+// plain PyTorch with a (4, 8, 32, 128) input). For such a conv sharded_conv2d convolves the
+// strided pixels (x[..., ::s, ::s]) with stride 1 instead: the same sums, another kernel.
+bool oneDNN_strided_pointwise_fault(const at::Tensor& x, const shard::ConvSpec& spec);
+
 }  // namespace halo::parallel

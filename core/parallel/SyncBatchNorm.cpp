@@ -35,11 +35,12 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                             c10::intrusive_ptr<NormCapsule> cap) {
-    const at::Tensor mean = summed(x.sum({0, 2, 3}), *cap->group) / cap->count;                                // (C)
-    const at::Tensor var = summed((x - per_channel(mean)).square().sum({0, 2, 3}), *cap->group) / cap->count;  // (C)
+    const at::Tensor mean = summed(x.sum({0, 2, 3}), *cap->group) / cap->count;                                 // (C)
+    const at::Tensor var = summed((x - per_channel(mean)).square_().sum({0, 2, 3}), *cap->group) / cap->count;  // (C)
     const at::Tensor invstd = at::rsqrt(var + cap->eps);
     const at::Tensor scale = weight * invstd;  // y = x * scale + (bias - mean * scale)
-    at::Tensor y = x * per_channel(scale) + per_channel(bias - mean * scale);
+    // One temporary of x's size at a time: the centred copy, then the output itself.
+    at::Tensor y = (x * per_channel(scale)).add_(per_channel(bias - mean * scale));
     cap->mean = mean;
     cap->var = var;
     ctx->save_for_backward({x, weight, mean, invstd});
@@ -52,14 +53,16 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
     const at::Tensor &x = saved[0], &weight = saved[1], &mean = saved[2], &invstd = saved[3];
     auto* cap = static_cast<NormCapsule*>(ctx->saved_data["cap"].toCapsule().get());
     const at::Tensor& dy = grads[0];
-    const at::Tensor xmu = x - per_channel(mean);
+    at::Tensor xmu = x - per_channel(mean);
     // This rank's sums (its weight and bias gradients: partial, summed over sp by GradSync),
     // then the group's, for the input gradient.
     const at::Tensor local = at::stack({dy.sum({0, 2, 3}), (dy * xmu).sum({0, 2, 3})});  // (2, C)
     const at::Tensor total = summed(local.clone(), *cap->group) / cap->count;
     const at::Tensor mean_dy = total[0], mean_dy_xmu = total[1];
-    at::Tensor dx =
-        (dy - per_channel(mean_dy) - xmu * per_channel(invstd * invstd * mean_dy_xmu)) * per_channel(invstd * weight);
+    // dx = (dy - mean_dy - xmu * invstd^2 * mean_dy_xmu) * invstd * weight, in place where it
+    // can be: besides dx, at most one temporary of x's size is live.
+    xmu.mul_(per_channel(invstd * invstd * mean_dy_xmu));
+    at::Tensor dx = (dy - per_channel(mean_dy)).sub_(xmu).mul_(per_channel(invstd * weight));
     return {dx, local[1] * invstd, local[0], at::Tensor()};
   }
 };

@@ -126,7 +126,7 @@ TEST(SetupForm, ShowsThePlannersPredictionForTheChosenStrategy) {
   EXPECT_GT(*none, *sharded);
 }
 
-TEST(SetupForm, OffersEveryBackboneAndSaysWhatThePlannerDoesNotModelYet) {
+TEST(SetupForm, OffersEveryBackboneWithItsPredictionOrWhyThereIsNone) {
   SetupForm form;
   ASSERT_TRUE(form.load_file(quickstart()));
   QComboBox* arch = form.combo("model.arch");
@@ -134,9 +134,15 @@ TEST(SetupForm, OffersEveryBackboneAndSaysWhatThePlannerDoesNotModelYet) {
     EXPECT_NE(arch->findText(name), -1) << name;
   arch->setCurrentText("resnet50");
   ASSERT_TRUE(form.valid()) << form.problems_text().toStdString();
-  const std::string text = form.predicted_text().toStdString();
-  EXPECT_NE(text.find("resnet50: 23.5 M parameters"), std::string::npos) << text;  // fc of 10 classes, not 1000
-  EXPECT_NE(text.find("models ConvNeXt backbones only"), std::string::npos) << text;
+  std::string text = form.predicted_text().toStdString();
+  EXPECT_NE(text.find("23.5 M parameters"), std::string::npos) << text;  // fc of 10 classes, not 1000
+  EXPECT_NE(text.find("rank 1: peak"), std::string::npos) << text;       // the quickstart's tp over 2 ranks
+  // The planner models ResNet and RegNet at fp32: at bf16 the form says so instead.
+  form.combo("train.precision")->setCurrentText("bf16");
+  ASSERT_TRUE(form.valid()) << form.problems_text().toStdString();
+  text = form.predicted_text().toStdString();
+  EXPECT_NE(text.find("resnet50: 23.5 M parameters"), std::string::npos) << text;
+  EXPECT_NE(text.find("models resnet50 at fp32 only"), std::string::npos) << text;
 }
 
 TEST(SetupForm, SaveThenLoadKeepsEveryField) {

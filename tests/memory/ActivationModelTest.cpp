@@ -6,6 +6,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include "arch/ConvNeXtLayers.h"
 #include "memory/MemoryPlanner.h"
 #include "memory/StepSimulator.h"
 #include "model/ConvNeXt.h"
@@ -34,7 +35,7 @@ const LayerMemory& layer(const std::vector<LayerMemory>& layers, const std::stri
 
 std::vector<LayerMemory> predicted(bool conv_mlp, int bytes, bool drop_path) {
   ActivationInput in;
-  in.variant = variant(conv_mlp);
+  in.layers = arch::convnext_layers(variant(conv_mlp), 10);
   in.images = kB;
   in.height = kH;
   in.width = kW;
@@ -133,7 +134,7 @@ TEST(WholeStep, PeakMatchesTheSimulation) {
   torch::manual_seed(0);
   const auto v = *arch::find_convnext_variant("convnext_test");
   ActivationInput in;
-  in.variant = v;
+  in.layers = arch::convnext_layers(v, 10);
   in.images = 4;
   in.height = 64;
   in.width = 256;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "arch/ConvNeXtLayers.h"
 #include "memory/ActivationModel.h"
 #include "model/ConvNeXt.h"
 #include "support/RankHarness.h"
@@ -20,7 +21,7 @@ const char* kLayers[] = {"stem", "stages.1.downsample", "stages.1.blocks.0", "st
 
 ActivationInput input(int sp, int rank) {
   ActivationInput in;
-  in.variant = *arch::find_convnext_variant("convnext_test");
+  in.layers = arch::convnext_layers(*arch::find_convnext_variant("convnext_test"), 10);
   in.images = kBatch;
   in.height = kHeight;
   in.width = kWidth;
