@@ -21,6 +21,10 @@ enum class Device { Cpu, Cuda };
 enum class OptimizerKind { AdamW, Sgd, Lamb };
 enum class Precision { Fp32, Bf16, Fp16 };
 enum class NonFinite { Stop, Skip };  // a NaN/inf loss or gradient the fp16 loss scaler does not handle
+// ZeRO's stages over the world (dp x sp ranks): what each rank keeps of 1/world only.
+// Optimizer: the optimizer state; Gradients: that and the gradients (reduce-scattered, not
+// all-reduced, and freed after the step). Weights stay whole on every rank.
+enum class ShardState { None, Optimizer, Gradients };
 
 template <class E>
 struct EnumTable;  // static constexpr std::array<std::pair<E, std::string_view>, N> names
@@ -43,6 +47,8 @@ HALO_ENUM_TABLE(OptimizerKind, {OptimizerKind::AdamW, "adamw"}, {OptimizerKind::
                 {OptimizerKind::Lamb, "lamb"});
 HALO_ENUM_TABLE(Precision, {Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"});
 HALO_ENUM_TABLE(NonFinite, {NonFinite::Stop, "stop"}, {NonFinite::Skip, "skip"});
+HALO_ENUM_TABLE(ShardState, {ShardState::None, "none"}, {ShardState::Optimizer, "optimizer"},
+                {ShardState::Gradients, "gradients"});
 #undef HALO_ENUM_TABLE
 
 template <class E>

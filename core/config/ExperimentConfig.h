@@ -51,6 +51,7 @@ struct ParallelConfig {
   Backend backend = Backend::Auto;
   Device device = Device::Cpu;
   int threads_per_rank = 1;
+  ShardState shard_state = ShardState::None;  // ZeRO stage over the world
   bool operator==(const ParallelConfig&) const = default;
 };
 

@@ -183,12 +183,10 @@ int run_worker(const WorkerOptions& o) {
     if (mesh->dp_index() == 0) trainer.keep_preview();  // the layout view's pictures, from the first step
     const fs::path ckpt_dir = fs::path(o.run_dir) / "checkpoints";
     auto checkpoint = [&](int64_t step) {
-      if (rank == 0) {
-        fs::create_directories(ckpt_dir);
-        const std::string path = (ckpt_dir / train::checkpoint_file_name(step)).string();
-        trainer.save_checkpoint(path);
-        emit(protocol::CheckpointEvent{rank, step, path, static_cast<int64_t>(fs::file_size(path))});
-      }
+      const std::string path = (ckpt_dir / train::checkpoint_file_name(step)).string();
+      if (rank == 0) fs::create_directories(ckpt_dir);
+      trainer.save_checkpoint(path);  // every rank: ZeRO's state is gathered first; rank 0 writes
+      if (rank == 0) emit(protocol::CheckpointEvent{rank, step, path, static_cast<int64_t>(fs::file_size(path))});
       mesh->world().barrier();
     };
     // Every rank runs the forward over data.eval_split; rank 0 writes the predictions in the

@@ -79,6 +79,52 @@ Pending Communicator::all_reduce_sum_async(at::Tensor& t) {
 
 void Communicator::all_reduce_sum(at::Tensor& t) { all_reduce_sum_async(t).wait(); }
 
+namespace {
+
+void check_chunks(const Communicator& c, const at::Tensor& flat, const at::Tensor& chunk, const char* what) {
+  if (!flat.is_contiguous() || !chunk.is_contiguous() || flat.numel() != chunk.numel() * c.size() ||
+      flat.scalar_type() != chunk.scalar_type())
+    throw util::Error(fmt::format("{} on '{}': {} elements do not split into {} chunks of {}", what, c.name(),
+                                  flat.numel(), c.size(), chunk.numel()));
+}
+
+}  // namespace
+
+// Gloo's reduce-scatter and all-gather stage a whole copy of `flat` (measured: +1 flat per
+// call); summing in place does not, so on Gloo both are an all-reduce of `flat` itself.
+Pending Communicator::reduce_scatter_sum_async(at::Tensor& flat, at::Tensor& chunk) {
+  check_chunks(*this, flat, chunk, "reduce-scatter");
+  if (size() == 1) {
+    chunk.copy_(flat);
+    return {};
+  }
+  if (kind() == BackendKind::Gloo) {
+    Pending sum = all_reduce_sum_async(flat);
+    return Pending([this, sum = std::move(sum), flat, chunk]() mutable {
+      sum.wait();
+      chunk.copy_(flat.narrow(0, rank() * chunk.numel(), chunk.numel()));
+    });
+  }
+  auto work = impl_->backend->_reduce_scatter_base(chunk, flat, c10d::ReduceScatterOptions{});
+  return Pending([this, work, flat, chunk]() { wait_or_throw(work, *this, "reduce-scatter", impl_->timeout); });
+}
+
+void Communicator::all_gather_in_place(at::Tensor& flat) {
+  if (!flat.is_contiguous() || flat.numel() % size() != 0)
+    throw util::Error(
+        fmt::format("all-gather on '{}': {} elements do not split into {} equal chunks", name(), flat.numel(), size()));
+  if (size() == 1) return;
+  const int64_t c = flat.numel() / size();
+  if (kind() == BackendKind::Gloo) {  // every other chunk zero, then the sum: x + 0 == x exactly
+    if (rank() > 0) flat.narrow(0, 0, rank() * c).zero_();
+    if (rank() + 1 < size()) flat.narrow(0, (rank() + 1) * c, flat.numel() - (rank() + 1) * c).zero_();
+    return all_reduce_sum(flat);
+  }
+  at::Tensor mine = flat.narrow(0, rank() * c, c);  // NCCL gathers in place from the output's own chunk
+  wait_or_throw(impl_->backend->_allgather_base(flat, mine, c10d::AllgatherOptions{}), *this, "all-gather",
+                impl_->timeout);
+}
+
 at::Tensor Communicator::all_gather_cat(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& sizes) {
   if (static_cast<int>(sizes.size()) != size())
     throw util::Error(fmt::format("all-gather on '{}': {} sizes for {} ranks", name(), sizes.size(), size()));

@@ -52,6 +52,13 @@ class Communicator {
 
   void all_reduce_sum(at::Tensor& t);           // in place, every rank gets the sum
   Pending all_reduce_sum_async(at::Tensor& t);  // t must stay alive until wait()
+  // flat: size() equal chunks, one per rank; chunk: this rank's, gets the sum over ranks of
+  // their flat's chunk of this rank. Both contiguous, one dtype; flat is scratch (summed in
+  // place on Gloo) and must stay alive until wait(). Allocates nothing of flat's size.
+  Pending reduce_scatter_sum_async(at::Tensor& flat, at::Tensor& chunk);
+  // flat: size() equal chunks, chunk rank() this rank's; afterwards chunk r holds rank r's on
+  // every rank. In place: allocates nothing (CPU or NCCL tensors).
+  void all_gather_in_place(at::Tensor& flat);
   // Concatenates each rank's tensor along `dim`; `sizes[r]` is rank r's extent on dim.
   at::Tensor all_gather_cat(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& sizes);
   void broadcast(at::Tensor& t, int root);

@@ -4,24 +4,31 @@
 
 #include <ATen/ATen.h>
 
+#include "shard/StateBuckets.h"
+
 namespace halo::parallel {
+
+std::vector<std::vector<size_t>> gradient_buckets(const NamedParams& params, size_t bucket_bytes) {
+  std::vector<int64_t> bytes;
+  std::vector<int> dtype;
+  for (const auto& [name, p] : params) {
+    bytes.push_back(p.requires_grad() ? p.numel() * static_cast<int64_t>(p.element_size()) : -1);
+    dtype.push_back(static_cast<int>(p.scalar_type()));
+  }
+  return shard::state_buckets(bytes, dtype, static_cast<int64_t>(bucket_bytes));
+}
+
+double gradient_scale(GradPlacement placement, const MeshShape& shape) {
+  return placement == GradPlacement::Partial ? 1.0 / shape.dp : 1.0 / (shape.dp * shape.sp);
+}
 
 GradSync::GradSync(Params params, std::function<GradPlacement(const std::string&)> placement,
                    std::shared_ptr<Mesh> mesh, size_t bucket_bytes)
     : params_(std::move(params)), mesh_(std::move(mesh)) {
-  const double dp = mesh_->shape().dp, sp = mesh_->shape().sp;
-  size_t filled = bucket_bytes;
-  for (const auto& [name, p] : params_) {
-    if (!p.requires_grad()) continue;
-    const size_t bytes = static_cast<size_t>(p.numel()) * p.element_size();
-    if (filled + bytes > bucket_bytes || buckets_.empty() ||
-        buckets_.back().front().param.scalar_type() != p.scalar_type()) {
-      buckets_.emplace_back();
-      filled = 0;
-    }
-    const double scale = placement(name) == GradPlacement::Partial ? 1.0 / dp : 1.0 / (dp * sp);
-    buckets_.back().push_back({p, scale});
-    filled += bytes;
+  for (const auto& bucket : gradient_buckets(params_, bucket_bytes)) {
+    buckets_.emplace_back();
+    for (size_t i : bucket)
+      buckets_.back().push_back({params_[i].second, gradient_scale(placement(params_[i].first), mesh_->shape())});
   }
 }
 
@@ -34,30 +41,29 @@ size_t GradSync::bytes_per_step() const {
 
 void GradSync::sync() {
   if (mesh_->world().size() == 1) return;
-  std::vector<at::Tensor> flats;
-  std::vector<Pending> pending;
-  flats.reserve(buckets_.size());
+  // One bucket at a time: a flat copy of its scaled gradients, summed in place, copied back.
   for (const auto& bucket : buckets_) {
-    std::vector<at::Tensor> parts;
-    for (const auto& e : bucket) {
-      at::Tensor g = e.param.grad();
-      if (!g.defined()) g = at::zeros_like(e.param);
-      parts.push_back((g * e.scale).reshape(-1));
-    }
-    flats.push_back(at::cat(parts));
-    pending.push_back(mesh_->world().all_reduce_sum_async(flats.back()));
-  }
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    pending[b].wait();
+    int64_t n = 0;
+    for (const auto& e : bucket) n += e.param.numel();
+    at::Tensor flat = at::empty({n}, bucket.front().param.options().requires_grad(false));
     int64_t at = 0;
-    for (const auto& e : buckets_[b]) {
-      const int64_t n = e.param.numel();
-      at::Tensor v = flats[b].narrow(0, at, n).view_as(e.param);
+    for (const auto& e : bucket) {
+      at::Tensor part = flat.narrow(0, at, e.param.numel());
+      if (e.param.grad().defined())
+        part.copy_(e.param.grad().reshape(-1)).mul_(e.scale);
+      else
+        part.zero_();
+      at += e.param.numel();
+    }
+    mesh_->world().all_reduce_sum_async(flat).wait();
+    at = 0;
+    for (const auto& e : bucket) {
+      at::Tensor v = flat.narrow(0, at, e.param.numel()).view_as(e.param);
       if (e.param.grad().defined())
         e.param.mutable_grad().copy_(v);
       else
         e.param.mutable_grad() = v.clone();
-      at += n;
+      at += e.param.numel();
     }
   }
 }

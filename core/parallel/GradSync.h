@@ -18,9 +18,20 @@ namespace halo::parallel {
 
 enum class GradPlacement { Partial, Replicate };
 
+using NamedParams = std::vector<std::pair<std::string, at::Tensor>>;
+
+// The gradient buckets of GradSync and ShardedState, in a fixed order: the parameters that
+// need a gradient, in order, a new bucket at a change of dtype or when `bucket_bytes` is full.
+// Each bucket lists indices into `params`.
+std::vector<std::vector<size_t>> gradient_buckets(const NamedParams& params, size_t bucket_bytes);
+
+// The factor a gradient is pre-scaled by so that one world sum is "sum over sp, mean over
+// dp": 1/dp for Partial gradients, 1/(dp*sp) for Replicate ones (identical on the sp ranks).
+double gradient_scale(GradPlacement placement, const MeshShape& shape);
+
 class GradSync {
  public:
-  using Params = std::vector<std::pair<std::string, at::Tensor>>;
+  using Params = NamedParams;
   GradSync(Params params, std::function<GradPlacement(const std::string&)> placement, std::shared_ptr<Mesh> mesh,
            size_t bucket_bytes = 25u << 20);
 

@@ -3,6 +3,7 @@
 // Randomness is a function of (seed, step, micro-step, dp group): resume replays exactly.
 #include "train/Trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -25,11 +26,13 @@
 #include "model/StateDict.h"
 #include "parallel/GradSync.h"
 #include "parallel/Mesh.h"
+#include "parallel/ShardedState.h"
 #include "train/LayoutRows.h"
 #include "train/LossScaler.h"
 #include "train/LrSchedule.h"
 #include "train/OpenLaneEvaluation.h"
 #include "train/Optimizer.h"
+#include "train/ShardedOptimizer.h"
 #include "train/TaskFactory.h"
 #include "util/Error.h"
 
@@ -75,9 +78,11 @@ torch::Device device_of(const config::ExperimentConfig& cfg, const parallel::Mes
 
 struct Trainer::State {
   torch::Device device{torch::kCPU};
-  std::unique_ptr<TrainTask> task;                // what trains: the model, its data and losses
-  std::shared_ptr<model::BackboneImpl> backbone;  // task->backbone(), for the layout event
-  std::unique_ptr<Optimizer> optim;
+  std::unique_ptr<TrainTask> task;                 // what trains: the model, its data and losses
+  std::shared_ptr<model::BackboneImpl> backbone;   // task->backbone(), for the layout event
+  std::unique_ptr<Optimizer> optim;                // parallel.shard_state none
+  std::shared_ptr<parallel::ShardedState> shards;  // otherwise: ZeRO's flat buckets
+  std::unique_ptr<ShardedOptimizer> sharded;       //   and the optimizer over this rank's chunks
   std::unique_ptr<parallel::GradSync> sync;
   LossScaler scaler{false};
   LrSchedule schedule;
@@ -101,12 +106,17 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
   shard::check_shardable(s_->backbone->layer_windows(), cfg_.data.width, mesh_->shape().sp);
   label_exchanges(*s_->backbone, s_->task->module());
   auto params = named_parameters();
-  s_->optim = std::make_unique<Optimizer>(
-      params, OptimizerOptions{cfg_.optim.name, cfg_.optim.weight_decay, cfg_.optim.momentum, cfg_.optim.beta1,
-                               cfg_.optim.beta2, cfg_.optim.eps});
+  const OptimizerOptions opts{cfg_.optim.name,  cfg_.optim.weight_decay, cfg_.optim.momentum,
+                              cfg_.optim.beta1, cfg_.optim.beta2,        cfg_.optim.eps};
   TrainTask* task = s_->task.get();
-  s_->sync = std::make_unique<parallel::GradSync>(
-      params, [task](const std::string& name) { return task->placement(name); }, mesh_);
+  auto placement = [task](const std::string& name) { return task->placement(name); };
+  if (cfg_.parallel.shard_state == config::ShardState::None) {
+    s_->optim = std::make_unique<Optimizer>(params, opts);
+  } else {
+    s_->shards = std::make_shared<parallel::ShardedState>(params, placement, mesh_);
+    s_->sharded = std::make_unique<ShardedOptimizer>(s_->shards, opts, mesh_);
+  }
+  s_->sync = std::make_unique<parallel::GradSync>(params, placement, mesh_);
   s_->scaler = LossScaler(cfg_.train.precision == config::Precision::Fp16);
   if (cfg_.train.precision == config::Precision::Bf16) s_->autocast = at::kBFloat16;
   if (cfg_.train.precision == config::Precision::Fp16) s_->autocast = at::kHalf;
@@ -138,27 +148,46 @@ StepResult Trainer::step() {
   std::unique_ptr<model::LayerProbe> probe;
   if (std::exchange(s_->keep_timeline, false)) probe = open_probe();
   const std::map<std::string, double> losses = micro_steps(r.time, probe.get());  // this rank's, mean over micro-steps
-  s_->sync->sync();
+  // ZeRO: this rank's chunks of the summed gradients (reduce-scattered, the whole ones freed;
+  // or all-reduced as without it, then cut); without it every rank holds them whole.
+  const bool zero = s_->shards != nullptr;
+  const bool zero_grads = cfg_.parallel.shard_state == config::ShardState::Gradients;
+  std::vector<at::Tensor> chunks;
+  if (zero_grads) {
+    chunks = s_->shards->reduce_scatter_gradients(true);
+  } else {
+    s_->sync->sync();
+    if (zero) chunks = s_->shards->owned_gradients();
+  }
   if (probe) probe->mark("gradient sync");
   const auto t_opt = clock_type::now();
-  unscale_gradients();
-  const double square_sum = gradient_square_sum();  // identical on every rank after the sync
-  const std::vector<double> agreed = agree(square_sum, losses);
+  unscale_gradients(chunks);
+  // Whole gradients: the same sum on every rank; chunks: this rank's part of it.
+  const double local_square_sum = gradient_square_sum(chunks);
+  const std::vector<double> agreed = agree(local_square_sum, zero, losses);
+  const double square_sum = zero ? agreed[0] : local_square_sum;
   r.grad_norm = std::sqrt(square_sum);
   r.loss_scale = s_->scaler.scale();
   size_t slot = 1;
   for (const auto& [key, value] : losses) r.losses[key] = agreed[slot++] / mesh_->world().size();
   const bool finite_loss = std::isfinite(r.losses.at("loss"));
-  r.skipped = s_->scaler.update(agreed[0] > 0 || !finite_loss);
+  const bool finite_grads = zero ? std::isfinite(square_sum) : agreed[0] == 0;
+  r.skipped = s_->scaler.update(!finite_grads || !finite_loss);
   if (r.skipped && !s_->scaler.enabled() && cfg_.train.nonfinite == config::NonFinite::Stop)
     r.nonfinite = nonfinite_text(finite_loss ? "the gradient norm" : "loss",
                                  finite_loss ? r.grad_norm : r.losses.at("loss"), r.step);
   if (!r.skipped) {
-    clip_gradients(r.grad_norm);
-    s_->optim->step(r.lr);
+    clip_gradients(r.grad_norm, chunks);
+    if (zero) {
+      s_->sharded->step(r.lr, chunks);
+      s_->shards->all_gather_parameters();
+    } else {
+      s_->optim->step(r.lr);
+    }
   }
   if (probe) probe->mark("optimizer step");
-  s_->optim->zero_grad();
+  chunks.clear();
+  zero_gradients();
   const auto t_end = clock_type::now();
   if (probe) s_->timeline = timeline_event(r.step, r.memory_at_start, probe->points());
   r.time.optim_ms = ms(t_opt, t_end);
@@ -199,32 +228,51 @@ std::map<std::string, at::Tensor> Trainer::forward(int micro) {
   return s_->task->losses(first, cfg_.data.batch, mesh_->sp_ptr());
 }
 
-void Trainer::unscale_gradients() {
-  if (!s_->scaler.enabled()) return;
+std::vector<at::Tensor> Trainer::gradients(std::vector<at::Tensor>& chunks) const {
+  if (!chunks.empty()) return chunks;
+  std::vector<at::Tensor> out;
   for (auto& [name, p] : named_parameters())
-    if (p.grad().defined()) p.mutable_grad().div_(s_->scaler.scale());
+    if (p.grad().defined()) out.push_back(p.mutable_grad());
+  return out;
 }
 
-double Trainer::gradient_square_sum() const {
+void Trainer::unscale_gradients(std::vector<at::Tensor>& chunks) {
+  if (!s_->scaler.enabled()) return;
+  for (at::Tensor& g : gradients(chunks)) g.div_(s_->scaler.scale());
+}
+
+double Trainer::gradient_square_sum(std::vector<at::Tensor>& chunks) const {
   double sq = 0;
-  for (auto& [name, p] : named_parameters())
-    if (p.grad().defined()) sq += p.grad().to(at::kDouble).pow(2).sum().item<double>();
+  // ZeRO's chunks are whole buckets (25 MiB): squared in double a slice at a time, so the
+  // temporaries stay at 2 x 1 MiB.
+  constexpr int64_t kSlice = 1 << 16;
+  for (const at::Tensor& g : gradients(chunks))
+    if (chunks.empty())
+      sq += g.to(at::kDouble).pow(2).sum().item<double>();
+    else
+      for (int64_t at = 0; at < g.numel(); at += kSlice)
+        sq += g.narrow(0, at, std::min(kSlice, g.numel() - at)).to(at::kDouble).pow(2).sum().item<double>();
   return sq;
 }
 
-std::vector<double> Trainer::agree(double square_sum, const std::map<std::string, double>& losses) const {
-  std::vector<double> values{std::isfinite(square_sum) ? 0.0 : 1.0};
+void Trainer::zero_gradients() {
+  if (s_->optim) return s_->optim->zero_grad();
+  for (auto& [name, p] : named_parameters())  // ZeRO's gradients stage dropped them already
+    if (p.grad().defined()) p.mutable_grad().zero_();
+}
+
+std::vector<double> Trainer::agree(double square_sum, bool summed, const std::map<std::string, double>& losses) const {
+  std::vector<double> values{summed ? square_sum : (std::isfinite(square_sum) ? 0.0 : 1.0)};
   for (const auto& [key, value] : losses) values.push_back(value);  // same key order on every rank
   at::Tensor sums = torch::tensor(values, torch::kFloat64);
   mesh_->world().all_reduce_sum(sums);
   return {sums.data_ptr<double>(), sums.data_ptr<double>() + sums.numel()};
 }
 
-void Trainer::clip_gradients(double norm) {
+void Trainer::clip_gradients(double norm, std::vector<at::Tensor>& chunks) {
   if (cfg_.optim.grad_clip <= 0 || norm <= cfg_.optim.grad_clip) return;
   const double f = cfg_.optim.grad_clip / (norm + 1e-6);
-  for (auto& [name, p] : named_parameters())
-    if (p.grad().defined()) p.mutable_grad().mul_(f);
+  for (at::Tensor& g : gradients(chunks)) g.mul_(f);
 }
 
 std::unique_ptr<model::LayerProbe> Trainer::open_probe() const {
@@ -261,11 +309,19 @@ OpenLaneEvaluation Trainer::evaluate() {
   return std::move(*e);
 }
 
+std::vector<std::pair<std::string, at::Tensor>> Trainer::optimizer_state() const {
+  return s_->optim ? s_->optim->state() : s_->sharded->state();
+}
+
 void Trainer::save_checkpoint(const std::string& path) const {
+  // Whole tensors whatever the layout, so that a run resumes under another one: ZeRO's chunks
+  // are gathered (every rank takes part), then rank 0 writes.
+  const auto optim = optimizer_state();
+  if (mesh_->rank() != 0) return;
   torch::serialize::OutputArchive ar;
   // Parameters and buffers (BatchNorm's running statistics) under their module names.
   for (const auto& [name, t] : model::state_dict(s_->task->module())) ar.write("model/" + name, t.detach().cpu());
-  for (auto& [name, t] : s_->optim->state()) ar.write("optim/" + name, t.cpu());
+  for (auto& [name, t] : optim) ar.write("optim/" + name, t.cpu());
   ar.write("meta/step", torch::tensor(s_->step, torch::kInt64));
   ar.write("meta/loss_scale", torch::tensor(s_->scaler.scale(), torch::kFloat64));
   ar.write("meta/scaler_good_steps", torch::tensor(s_->scaler.good_steps(), torch::kInt64));
@@ -305,11 +361,16 @@ void Trainer::load_checkpoint(const std::string& path) {
     p.copy_(t);
   }
   std::map<std::string, at::Tensor> state;
-  for (auto& [key, t] : s_->optim->state()) {
-    at::Tensor v;
-    if (ar.try_read("optim/" + key, v)) state[key] = v.to(t.device());
-  }
-  s_->optim->load_state(state);
+  for (const auto& [name, p] : named_parameters())
+    for (const char* slot : {"exp_avg", "exp_avg_sq", "momentum_buffer"}) {
+      at::Tensor v;
+      if (ar.try_read(fmt::format("optim/{}.{}", name, slot), v)) state[name + "." + slot] = v.to(p.device());
+    }
+  if (at::Tensor v; ar.try_read("optim/__step__", v)) state["__step__"] = v;
+  if (s_->optim)
+    s_->optim->load_state(state);
+  else
+    s_->sharded->load_state(state);
   at::Tensor step, scale, good;
   ar.read("meta/step", step);
   ar.read("meta/loss_scale", scale);

@@ -60,8 +60,9 @@ class Trainer {
   // scores the model on data.eval_split (see OpenLaneTask::evaluate); rank 0 holds the scores.
   OpenLaneEvaluation evaluate();
 
-  // Resume checkpoints (weights, optimizer, scaler, step): temp file + rename. Every rank
-  // holds identical state, so rank 0 writes and every rank can read.
+  // Resume checkpoints (weights, optimizer, scaler, step): temp file + rename. Every rank calls
+  // it (ZeRO's sharded optimizer state is gathered into whole tensors); world rank 0 writes,
+  // and every rank can read, under any parallel layout.
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);
   // model.pretrained into the model, before the first step of a new run (a resumed run takes
@@ -89,12 +90,18 @@ class Trainer {
   // This rank's losses, mean over micro-steps; the probe (when given) sees the first one.
   std::map<std::string, double> micro_steps(StepTimings& time, model::LayerProbe* probe);
   std::map<std::string, at::Tensor> forward(int micro);  // micro-step `micro`: seed, batch, autocast
-  void unscale_gradients();                              // divide by the loss scale
-  double gradient_square_sum() const;                    // squared global gradient norm
-  // World sums of [non-finite gradient flag, losses by key]: every rank agrees on both.
-  std::vector<double> agree(double square_sum, const std::map<std::string, double>& losses) const;
-  void clip_gradients(double norm);  // to optim.grad_clip
+  // The gradients the step works on: ZeRO's chunks when given, else every parameter's whole one.
+  std::vector<at::Tensor> gradients(std::vector<at::Tensor>& chunks) const;
+  void unscale_gradients(std::vector<at::Tensor>& chunks);            // divide by the loss scale
+  double gradient_square_sum(std::vector<at::Tensor>& chunks) const;  // of those gradients
+  void clip_gradients(double norm, std::vector<at::Tensor>& chunks);  // to optim.grad_clip
+  void zero_gradients();  // whole gradients kept at zero; ZeRO's gradients stage has dropped them
+  // World sums of [non-finite gradient flag, or (summed) this rank's squared gradient sum;
+  // losses by key]: every rank agrees on all of them.
+  std::vector<double> agree(double square_sum, bool summed, const std::map<std::string, double>& losses) const;
   MemorySample memory_now() const;
+  // "<param>.<slot>" and "__step__" whole tensors, from either optimizer (a collective with ZeRO).
+  std::vector<std::pair<std::string, at::Tensor>> optimizer_state() const;
   std::unique_ptr<model::LayerProbe> open_probe() const;  // reading this device's live bytes
   protocol::MemoryTimelineEvent timeline_event(int64_t step, int64_t start,
                                                const std::vector<model::ProbePoint>& points) const;

@@ -1,0 +1,118 @@
+// Chunk r of every bucket belongs to world rank r. Gradients are pre-scaled as GradSync's are,
+// so one reduce-scatter gives "sum over sp, mean over dp" for each owned element.
+#include "parallel/ShardedState.h"
+
+#include <algorithm>
+
+#include <ATen/ATen.h>
+
+#include "shard/StateBuckets.h"
+
+namespace halo::parallel {
+
+namespace {
+
+at::Tensor flat_view(const at::Tensor& flat, int64_t offset, const at::Tensor& like) {
+  return flat.narrow(0, offset, like.numel()).view(like.sizes());
+}
+
+}  // namespace
+
+ShardedState::ShardedState(NamedParams params, const std::function<GradPlacement(const std::string&)>& placement,
+                           std::shared_ptr<Mesh> mesh, size_t bucket_bytes)
+    : params_(std::move(params)), mesh_(std::move(mesh)) {
+  const int64_t world = mesh_->world().size(), rank = mesh_->world().rank();
+  for (const auto& indices : gradient_buckets(params_, bucket_bytes)) {
+    Bucket b;
+    int64_t n = 0;
+    for (size_t i : indices) {
+      b.params.push_back(i);
+      b.offset.push_back(n);
+      b.scale.push_back(gradient_scale(placement(params_[i].first), mesh_->shape()));
+      n += params_[i].second.numel();
+    }
+    b.chunk = shard::chunk_elements(n, static_cast<int>(world));
+    const at::Tensor& first = params_[indices.front()].second;
+    b.flat = at::zeros({b.chunk * world}, first.options().requires_grad(false));
+    at::NoGradGuard no_grad;
+    for (size_t k = 0; k < b.params.size(); ++k) {
+      at::Tensor& p = params_[b.params[k]].second;
+      at::Tensor view = flat_view(b.flat, b.offset[k], p);
+      view.copy_(p);
+      p.set_data(view);
+      // This rank's chunk [rank * chunk, (rank + 1) * chunk) meets [offset, offset + numel).
+      const int64_t lo = std::max(b.offset[k], rank * b.chunk);
+      const int64_t hi = std::min(b.offset[k] + p.numel(), (rank + 1) * b.chunk);
+      if (lo < hi) b.pieces.push_back({b.params[k], lo - b.offset[k], hi - lo, lo - rank * b.chunk});
+    }
+    buckets_.push_back(std::move(b));
+  }
+}
+
+at::Tensor ShardedState::owned_parameters(size_t bucket) const {
+  const Bucket& b = buckets_.at(bucket);
+  return b.flat.narrow(0, mesh_->world().rank() * b.chunk, b.chunk);
+}
+
+std::vector<at::Tensor> ShardedState::reduce_scatter_gradients(bool free_gradients) {
+  std::vector<at::Tensor> out;
+  for (const Bucket& b : buckets_) {
+    at::Tensor flat = at::zeros_like(b.flat);  // one bucket's gradients at a time
+    for (size_t k = 0; k < b.params.size(); ++k) {
+      at::Tensor& g = params_[b.params[k]].second.mutable_grad();
+      if (g.defined()) flat.narrow(0, b.offset[k], g.numel()).copy_(g.reshape(-1)).mul_(b.scale[k]);
+      if (free_gradients) g = at::Tensor();  // packed: the whole gradient goes before the collective
+    }
+    at::Tensor chunk = at::empty({b.chunk}, flat.options());
+    mesh_->world().reduce_scatter_sum_async(flat, chunk).wait();
+    out.push_back(std::move(chunk));
+  }
+  return out;
+}
+
+std::vector<at::Tensor> ShardedState::owned_gradients() const {
+  std::vector<at::Tensor> out;
+  for (const Bucket& b : buckets_) {
+    at::Tensor chunk = at::zeros({b.chunk}, b.flat.options());
+    for (const Piece& piece : b.pieces) {
+      const at::Tensor& g = params_[piece.param].second.grad();
+      if (g.defined()) chunk.narrow(0, piece.at, piece.length).copy_(g.reshape(-1).narrow(0, piece.begin, piece.length));
+    }
+    out.push_back(std::move(chunk));
+  }
+  return out;
+}
+
+void ShardedState::all_gather_parameters() {
+  at::NoGradGuard no_grad;
+  for (Bucket& b : buckets_) mesh_->world().all_gather_in_place(b.flat);  // this rank's chunk is in it
+}
+
+std::vector<at::Tensor> ShardedState::gather_whole(const std::vector<at::Tensor>& chunks) const {
+  std::vector<at::Tensor> whole(params_.size());
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    const Bucket& b = buckets_[i];
+    at::Tensor flat = at::empty_like(b.flat);
+    flat.narrow(0, mesh_->world().rank() * b.chunk, b.chunk).copy_(chunks.at(i));
+    mesh_->world().all_gather_in_place(flat);
+    for (size_t k = 0; k < b.params.size(); ++k) {
+      const at::Tensor& p = params_[b.params[k]].second;
+      whole[b.params[k]] = flat_view(flat, b.offset[k], p).clone();
+    }
+  }
+  return whole;
+}
+
+std::vector<at::Tensor> ShardedState::chunks_of(const std::vector<at::Tensor>& whole) const {
+  std::vector<at::Tensor> out;
+  for (const Bucket& b : buckets_) {
+    at::Tensor chunk = at::zeros({b.chunk}, b.flat.options());
+    for (const Piece& piece : b.pieces)
+      chunk.narrow(0, piece.at, piece.length)
+          .copy_(whole.at(piece.param).reshape(-1).narrow(0, piece.begin, piece.length));
+    out.push_back(std::move(chunk));
+  }
+  return out;
+}
+
+}  // namespace halo::parallel

@@ -1,0 +1,62 @@
+// ZeRO over the world: the parameters live in flat buckets (GradSync's order), each split into
+// one equal chunk per rank; a rank updates only its chunks and all-gathers the rest.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "parallel/GradSync.h"
+#include "parallel/Mesh.h"
+
+namespace halo::parallel {
+
+class ShardedState {
+ public:
+  // Elements [begin, begin + length) of parameter `param` (flattened) sit at offset `at` of
+  // this rank's chunk of the bucket.
+  struct Piece {
+    size_t param = 0;
+    int64_t begin = 0, length = 0, at = 0;
+  };
+  struct Bucket {
+    at::Tensor flat;              // the parameters' storage: each parameter is a view of it
+    int64_t chunk = 0;            // elements per rank (the last chunk ends in zero padding)
+    std::vector<size_t> params;   // indices into the parameter list
+    std::vector<int64_t> offset;  // each one's first element in `flat`
+    std::vector<double> scale;    // each one's gradient pre-scale (gradient_scale)
+    std::vector<Piece> pieces;    // this rank's chunk, parameter by parameter
+  };
+
+  // Moves every parameter that needs a gradient into the flat buckets (their values kept;
+  // the tensors stay the same objects, so modules, optimizers and checkpoints see them).
+  ShardedState(NamedParams params, const std::function<GradPlacement(const std::string&)>& placement,
+               std::shared_ptr<Mesh> mesh, size_t bucket_bytes = 25u << 20);
+
+  const std::vector<Bucket>& buckets() const { return buckets_; }
+  const NamedParams& params() const { return params_; }
+  at::Tensor owned_parameters(size_t bucket) const;  // this rank's chunk: a view of the storage
+
+  // After backward, one bucket at a time: the pre-scaled gradients reduce-scattered over the
+  // world into this rank's chunks; `free_gradients` drops each parameter's .grad once it is packed.
+  std::vector<at::Tensor> reduce_scatter_gradients(bool free_gradients);
+  // Gradients already summed on every rank (GradSync): this rank's chunks, copied out.
+  std::vector<at::Tensor> owned_gradients() const;
+  // Every rank's updated chunk into every rank's parameters.
+  void all_gather_parameters();
+
+  // Per-chunk state (one tensor per bucket, chunk-sized) gathered into one whole tensor per
+  // parameter of the list (undefined for those outside the buckets): collective.
+  std::vector<at::Tensor> gather_whole(const std::vector<at::Tensor>& chunks) const;
+  // This rank's chunks cut from whole per-parameter tensors (the inverse, no communication).
+  std::vector<at::Tensor> chunks_of(const std::vector<at::Tensor>& whole) const;
+
+ private:
+  NamedParams params_;
+  std::shared_ptr<Mesh> mesh_;
+  std::vector<Bucket> buckets_;
+};
+
+}  // namespace halo::parallel
