@@ -50,8 +50,8 @@ class HistoryView : public QWidget {
   void refresh();  // keeps the current run selected; re-runs itself every 2 s while a run is RUNNING
   QTableWidget* table() const { return table_; }
   int row_of(int64_t run_id) const;  // -1 when not shown
-  // A sweep's folder name ("sweep-tiny-20250101-120000") for runs started by "Run all four
-  // strategies"; "" for others.
+  // A sweep's folder name ("sweep-tiny-20250101-120000") for runs started by "Run all five
+  // setups"; "" for others.
   static QString sweep_of(const QString& run_dir);
   QStringList selected_run_dirs() const;
   // Runs a `halo runs ...` command (tag, note) and refreshes when it is done.

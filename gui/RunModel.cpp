@@ -131,8 +131,12 @@ QString RunModel::strategy_label() const {
   if (!config_.contains("parallel")) return "?";
   const config::ParallelConfig p = config::parse_experiment(config_).config.parallel;
   const std::string s = config::name_of(p.strategy);
-  if (config::shards(p.strategy)) return QString::fromStdString("tp" + std::to_string(p.sp) + s.substr(2));
-  return QString::fromStdString(s);
+  const int world = p.sp * p.dp;
+  const std::string zero = world == 1 || p.shard_state == config::ShardState::None ? ""
+                           : p.shard_state == config::ShardState::Optimizer        ? "+zero1"
+                                                                                   : "+zero2";
+  if (config::shards(p.strategy)) return QString::fromStdString("tp" + std::to_string(p.sp) + s.substr(2) + zero);
+  return QString::fromStdString(s + zero);
 }
 
 double RunModel::device_limit_bytes() const {

@@ -40,7 +40,7 @@ QCustomPlot* bar_plot(QWidget* parent, const QString& title, const QString& y) {
 }  // namespace
 
 StrategyView::StrategyView(QWidget* parent) : QWidget(parent), sweep_(new RunController(this)) {
-  run_ = new QPushButton(tr("Run all four strategies"), this);
+  run_ = new QPushButton(tr("Run all five setups"), this);
   run_->setToolTip(
       tr("The setup form's experiment under none, checkpoint, tp-N and tp-N+checkpoint, one after another"));
   stop_ = new QPushButton(tr("Stop"), this);
@@ -92,15 +92,23 @@ std::vector<json> StrategyView::variants(const json& experiment) {
   const int sp = experiment.contains("parallel") ? experiment["parallel"].value("sp", 2) : 2;
   const int n = sp > 1 ? sp : 2;
   std::vector<json> out;
+  using config::ShardState;
   using config::Strategy;
-  for (const Strategy strategy : {Strategy::None, Strategy::Checkpoint, Strategy::Tp, Strategy::TpCheckpoint}) {
+  const std::vector<std::pair<Strategy, ShardState>> setups{{Strategy::None, ShardState::None},
+                                                            {Strategy::Checkpoint, ShardState::None},
+                                                            {Strategy::Tp, ShardState::None},
+                                                            {Strategy::TpCheckpoint, ShardState::None},
+                                                            {Strategy::TpCheckpoint, ShardState::Gradients}};
+  for (const auto& [strategy, zero] : setups) {
     const int ranks = config::shards(strategy) ? n : 1;
     json v = experiment;
     v["parallel"]["strategy"] = config::name_of(strategy);
     v["parallel"]["sp"] = ranks;
-    const std::string label = !config::shards(strategy)
-                                  ? config::name_of(strategy)
-                                  : "tp" + std::to_string(n) + (config::checkpoints(strategy) ? "-checkpoint" : "");
+    v["parallel"]["shard_state"] = config::name_of(zero);
+    const std::string label =
+        (!config::shards(strategy) ? config::name_of(strategy)
+                                   : "tp" + std::to_string(n) + (config::checkpoints(strategy) ? "-checkpoint" : "")) +
+        (zero == ShardState::Gradients ? "-zero2" : "");
     v["name"] = experiment.value("name", "experiment") + "-" + label;
     v.erase("run_dir");
     out.push_back(std::move(v));

@@ -1,6 +1,6 @@
 // Memory strategies side by side: runs of one experiment under none / checkpoint / tp-N /
-// tp-N+checkpoint (run here as a sweep, or picked from the history), peak memory per rank
-// and step time as bars, predicted next to measured.
+// tp-N+checkpoint / the same with ZeRO's gradients stage (run here as a sweep, or picked from
+// the history), peak memory per rank and step time as bars, predicted next to measured.
 #pragma once
 
 #include <QWidget>
@@ -30,7 +30,8 @@ class StrategyView : public QWidget {
   explicit StrategyView(QWidget* parent = nullptr);
   ~StrategyView() override;
 
-  // The four variants of an experiment (N = its sp when > 1, else 2).
+  // The five variants of an experiment (N = its sp when > 1, else 2): none, checkpoint, tpN,
+  // tpN+checkpoint, tpN+checkpoint with parallel.shard_state gradients.
   static std::vector<nlohmann::json> variants(const nlohmann::json& experiment);
   void set_runs(std::vector<std::unique_ptr<RunModel>> runs);
   void add_run(std::unique_ptr<RunModel> run);

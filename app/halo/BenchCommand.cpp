@@ -80,7 +80,9 @@ void add_bench_commands(CLI::App& app) {
   auto m = std::make_shared<MemArgs>();
   auto* mem = bench->add_subcommand("memory", "Peak memory and step time of each strategy, each in its own processes");
   mem->add_option("experiment", m->o.experiment, "EXPERIMENT.json")->required();
-  mem->add_option("--strategies", m->strategies, "comma-separated: none, checkpoint, tpN, tpN+checkpoint")
+  mem->add_option("--strategies", m->strategies,
+                  "comma-separated: none, checkpoint, tpN, tpN+checkpoint, each optionally +zero1 (optimizer state "
+                  "sharded over the ranks) or +zero2 (and gradients)")
       ->capture_default_str();
   mem->add_option("--steps", m->o.steps, "steps per strategy (the first is warm-up)")->capture_default_str();
   mem->add_option("--set", m->o.overrides, "override an experiment field (repeatable)");
@@ -112,13 +114,13 @@ void add_bench_commands(CLI::App& app) {
       std::printf("%s\n", j.dump(2).c_str());
       return;
     }
-    std::printf("%-18s %4s %16s %16s %14s %14s %7s %10s %10s %10s %9s\n", "strategy", "rank", "activation MiB",
+    std::printf("%-24s %4s %16s %16s %14s %14s %7s %10s %10s %10s %9s\n", "strategy", "rank", "activation MiB",
                 "predicted MiB", "total MiB", "predicted MiB", "error", "RSS MiB", "step ms", "act/none", "time/none");
     auto mib = [&](const launch::MemoryBenchRow& r, double v) {
       return r.predicted ? fmt::format("{:.1f}", v / MiB) : std::string("-");
     };
     for (const auto& r : rows)
-      std::printf("%-18s %4d %16.1f %16s %14.1f %14s %7s %10.1f %10.1f %10.3f %9.2f\n", r.strategy.c_str(), r.rank,
+      std::printf("%-24s %4d %16.1f %16s %14.1f %14s %7s %10.1f %10.1f %10.3f %9.2f\n", r.strategy.c_str(), r.rank,
                   r.activation_peak / MiB, mib(r, r.predicted_activation).c_str(), r.total_peak / MiB,
                   mib(r, r.predicted_total).c_str(),
                   r.predicted ? fmt::format("{:+.1f}%", 100 * r.total_error).c_str() : "-", r.rss / MiB, r.step_ms,

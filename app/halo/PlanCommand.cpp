@@ -137,6 +137,7 @@ void add_plan_commands(CLI::App& app) {
                                {"dp", row.dp},
                                {"strategy", config::name_of(row.strategy)},
                                {"checkpoint_level", config::checkpoint_label(row.checkpoint)},
+                               {"shard_state", config::name_of(row.shard_state)},
                                {"label", row.label},
                                {"peak_bytes", row.peak},
                                {"reserved_bytes", row.reserved},
@@ -161,17 +162,17 @@ void add_plan_commands(CLI::App& app) {
                 cfg.model.arch.c_str(), static_cast<long>(cfg.data.batch * cfg.data.views),
                 static_cast<long>(cfg.data.height), static_cast<long>(cfg.data.width),
                 config::name_of(cfg.train.precision).c_str(), cuda ? "cuda" : "cpu", static_cast<double>(budget) / GiB);
-    std::printf("%7s  %-26s %4s %4s %14s %12s %10s  %s\n", "devices", "setup", "sp", "dp", "peak GiB/rank",
+    std::printf("%7s  %-32s %4s %4s %14s %12s %10s  %s\n", "devices", "setup", "sp", "dp", "peak GiB/rank",
                 cuda ? "reserved GiB" : "", "rel. time", "fits");
     for (size_t i = 0; i < r.rows.size(); ++i) {
       const auto& row = r.rows[i];
       if (!row.problem.empty()) {
-        std::printf("%7d  %-26s %4d %4d  cannot run: %s\n", row.devices, row.label.c_str(), row.sp, row.dp,
+        std::printf("%7d  %-32s %4d %4d  cannot run: %s\n", row.devices, row.label.c_str(), row.sp, row.dp,
                     row.problem.c_str());
         continue;
       }
       std::printf(
-          "%7d  %-26s %4d %4d %14.2f %12s %10.2f  %s%s\n", row.devices, row.label.c_str(), row.sp, row.dp,
+          "%7d  %-32s %4d %4d %14.2f %12s %10.2f  %s%s\n", row.devices, row.label.c_str(), row.sp, row.dp,
           static_cast<double>(row.peak) / GiB,
           cuda ? fmt::format("{:.2f}", static_cast<double>(row.reserved) / GiB).c_str() : "", row.relative_time,
           row.fits ? "yes" : "no",
@@ -182,9 +183,12 @@ void add_plan_commands(CLI::App& app) {
     }
     if (r.recommended) {
       const auto& best = r.rows[*r.recommended];
-      std::printf("\nrecommended: %s on %d device(s): parallel.strategy=%s parallel.sp=%d parallel.dp=%d%s\n",
+      std::printf("\nrecommended: %s on %d device(s): parallel.strategy=%s parallel.sp=%d parallel.dp=%d%s%s\n",
                   best.label.c_str(), best.devices, config::name_of(best.strategy).c_str(), best.sp, best.dp,
-                  best.checkpoint ? (" parallel.checkpoint_level=" + config::name_of(*best.checkpoint)).c_str() : "");
+                  best.checkpoint ? (" parallel.checkpoint_level=" + config::name_of(*best.checkpoint)).c_str() : "",
+                  best.shard_state != config::ShardState::None
+                      ? (" parallel.shard_state=" + config::name_of(best.shard_state)).c_str()
+                      : "");
     } else {
       std::printf(
           "\nnothing fits in %.2f GiB per rank: add devices (--devices), lower data.height/width or data.batch, "

@@ -18,16 +18,37 @@ namespace halo::launch {
 
 namespace fs = std::filesystem;
 
-std::pair<config::Strategy, int> parse_strategy(const std::string& s) {
-  if (s == "none" || s == "checkpoint") return {*config::from_string<config::Strategy>(s), 1};
-  const bool ckpt = s.size() > 11 && s.substr(s.size() - 11) == "+checkpoint";
-  const std::string head = ckpt ? s.substr(0, s.size() - 11) : s;
-  if (head.rfind("tp", 0) == 0 && head.size() > 2 && head.find_first_not_of("0123456789", 2) == std::string::npos) {
-    const int n = std::stoi(head.substr(2));
-    if (n >= 2 && n <= 64) return {config::make_strategy(true, ckpt), n};
+namespace {
+
+// Strips `suffix` from the end of s when it is there.
+bool strip(std::string& s, const std::string& suffix) {
+  if (s.size() <= suffix.size() || s.compare(s.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
+  s.resize(s.size() - suffix.size());
+  return true;
+}
+
+}  // namespace
+
+BenchSetup parse_strategy(const std::string& s) {
+  BenchSetup out;
+  std::string head = s;
+  if (strip(head, "+zero1")) out.shard_state = config::ShardState::Optimizer;
+  if (out.shard_state == config::ShardState::None && strip(head, "+zero2"))
+    out.shard_state = config::ShardState::Gradients;
+  const bool ckpt = strip(head, "+checkpoint");
+  if (!ckpt && (head == "none" || head == "checkpoint")) {
+    out.strategy = *config::from_string<config::Strategy>(head);
+    return out;
+  }
+  if (head.rfind("tp", 0) == 0 && head.size() > 2 && head.size() < 5 &&
+      head.find_first_not_of("0123456789", 2) == std::string::npos) {
+    out.sp = std::stoi(head.substr(2));
+    out.strategy = config::make_strategy(true, ckpt);
+    if (out.sp >= 2 && out.sp <= 64) return out;
   }
   throw util::Error(fmt::format("strategy '{}' is unknown", s),
-                    "use none, checkpoint, tpN or tpN+checkpoint (N = 2..64), e.g. tp4+checkpoint");
+                    "use none, checkpoint, tpN or tpN+checkpoint (N = 2..64), each optionally followed by +zero1 "
+                    "(optimizer state sharded over the ranks) or +zero2 (and gradients), e.g. tp4+checkpoint+zero2");
 }
 
 std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
@@ -36,15 +57,15 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
   const fs::path root = fs::temp_directory_path() / fmt::format("halo-bench-memory-{}", ::getpid());
   std::vector<MemoryBenchRow> rows;
   for (const auto& s : o.strategies) {
-    auto [strategy, sp] = parse_strategy(s);
+    const auto [strategy, sp, shard_state] = parse_strategy(s);
     LaunchOptions lo;
     lo.experiment = o.experiment;
     lo.overrides = o.overrides;
     const std::string run_dir = (root / s).string();
-    for (const std::string& kv :
-         std::vector<std::string>{"parallel.strategy=" + config::name_of(strategy), fmt::format("parallel.sp={}", sp),
-                                  "parallel.dp=1", fmt::format("schedule.steps={}", o.steps), "schedule.warmup_steps=0",
-                                  "train.checkpoint_every=0", "run_dir=" + run_dir})
+    for (const std::string& kv : std::vector<std::string>{
+             "parallel.strategy=" + config::name_of(strategy), fmt::format("parallel.sp={}", sp), "parallel.dp=1",
+             "parallel.shard_state=" + config::name_of(shard_state), fmt::format("schedule.steps={}", o.steps),
+             "schedule.warmup_steps=0", "train.checkpoint_every=0", "run_dir=" + run_dir})
       lo.overrides.push_back(kv);
     const config::ExperimentConfig cfg = config::load_experiment(o.experiment, lo.overrides);
     std::optional<memory::Prediction> predicted;
@@ -64,6 +85,7 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
       row.strategy = s;
       row.kind = strategy;
       row.sp = sp;
+      row.shard_state = shard_state;
       row.rank = line.rank;
       row.total_peak = std::max(row.total_peak, static_cast<double>(m.peak));
       row.activation_peak = std::max(row.activation_peak, static_cast<double>(m.peak - m.step_start));
@@ -90,7 +112,7 @@ std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {
   }
   const MemoryBenchRow* none = nullptr;
   for (const auto& r : rows)
-    if (r.kind == config::Strategy::None) none = &r;
+    if (r.kind == config::Strategy::None && r.shard_state == config::ShardState::None) none = &r;
   if (none)
     for (auto& r : rows) {
       r.activation_ratio = r.activation_peak / std::max(1.0, none->activation_peak);

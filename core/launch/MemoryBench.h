@@ -1,5 +1,5 @@
-// `halo bench memory EXPERIMENT.json --strategies none,checkpoint,tp2,tp4,tp4+checkpoint`:
-// each strategy in its own processes; per rank peak activation memory, peak total, step time.
+// `halo bench memory EXPERIMENT.json --strategies none,checkpoint,tp2,tp4,tp4+checkpoint+zero2`:
+// each setup in its own processes; per rank peak activation memory, peak total, step time.
 #pragma once
 
 #include <string>
@@ -20,6 +20,7 @@ struct MemoryBenchRow {
   std::string strategy;  // the label asked for: "tp4+checkpoint"
   config::Strategy kind = config::Strategy::None;
   int sp = 1;
+  config::ShardState shard_state = config::ShardState::None;
   int rank = 0;
   double activation_peak = 0;  // bytes: peak during the step minus live bytes at its start
   double total_peak = 0;       // bytes: peak live tensors during the step
@@ -36,7 +37,15 @@ struct MemoryBenchRow {
 
 std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o);
 
-// "tp4+checkpoint" -> {Strategy::TpCheckpoint, sp 4}; util::Error on anything else.
-std::pair<config::Strategy, int> parse_strategy(const std::string& s);
+// One --strategies entry: a memory strategy, its sp, and the ZeRO stage ("+zero1": optimizer
+// state sharded over the ranks, "+zero2": and the gradients).
+struct BenchSetup {
+  config::Strategy strategy = config::Strategy::None;
+  int sp = 1;
+  config::ShardState shard_state = config::ShardState::None;
+};
+// "tp4+checkpoint+zero2" -> {Strategy::TpCheckpoint, sp 4, ShardState::Gradients}; util::Error
+// on anything else.
+BenchSetup parse_strategy(const std::string& s);
 
 }  // namespace halo::launch

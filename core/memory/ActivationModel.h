@@ -44,9 +44,12 @@ struct LayerMemory {
   int64_t backward_extra = 0;            // transient above (saved still held + grad of output), input grad included
   int64_t recompute_backward_extra = 0;  // the same inside a recomputation, whose caller holds the output
   int64_t in_grad = 0;                   // bytes of the gradient it returns for its input
-  int64_t halo_bytes = 0;                // bytes received + sent by its halo exchange per forward
-  double flops = 0;                      // forward multiply-adds x 2
-  double bytes_moved = 0;                // forward bytes read + written (for memory-bound time)
+  // Bytes of its parameters' gradients its backward makes and keeps: set by the planner when
+  // gradients do not outlive the step (parallel.shard_state gradients); 0 when they are fixed state.
+  int64_t param_grad = 0;
+  int64_t halo_bytes = 0;  // bytes received + sent by its halo exchange per forward
+  double flops = 0;        // forward multiply-adds x 2
+  double bytes_moved = 0;  // forward bytes read + written (for memory-bound time)
 };
 
 // Every layer in forward order, for one rank: stem, per stage (downsample,) blocks, head.

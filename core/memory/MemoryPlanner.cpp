@@ -10,6 +10,7 @@
 #include "arch/ConvNeXtLayers.h"
 #include "config/ExperimentConfig.h"
 #include "memory/StepSimulator.h"
+#include "shard/StateBuckets.h"
 #include "util/Error.h"
 
 namespace halo::memory {
@@ -34,6 +35,8 @@ std::optional<std::string> unplanned(const config::ExperimentConfig& cfg) {
 bool plans(const config::ExperimentConfig& cfg) { return !unplanned(cfg).has_value(); }
 
 namespace {
+
+constexpr int64_t kBucketBytes = 25 << 20;  // GradSync's and ShardedState's bucket size
 
 ActivationInput activation_input(const config::ExperimentConfig& cfg, int rank, bool reserved) {
   if (auto why = unplanned(cfg))
@@ -67,6 +70,119 @@ int64_t buffer_bytes(const arch::LayerList& layers, const ActivationInput& in) {
   return b;
 }
 
+// The fixed state of one rank and the step's transients outside forward and backward.
+struct State {
+  int64_t weights = 0, gradients = 0, optimizer_state = 0;  // held from step to step
+  bool grads_in_backward = false;  // shard_state gradients: made in backward, gone after the sync
+  int64_t whole_gradients = 0;     // every parameter's gradient (held through later micro-steps)
+  int64_t sync_peak = 0;           // live above the fixed state during the gradient sync
+  int64_t optimizer_peak = 0;      // ... during the gradient norm and the update
+  std::string sync_name = "gradient all-reduce";
+};
+
+// Fixed state and sync/optimizer transients: every parameter's own block (half a granule
+// of rounding each on average), or ZeRO's flat buckets of which this rank updates one chunk.
+State state_memory(const config::ExperimentConfig& cfg, const arch::LayerList& layers, int world,
+                   const ActivationInput& in) {
+  const auto R = [&](int64_t b) { return allocated_bytes(b, in); };
+  const auto params = layers.parameters();
+  std::vector<int64_t> bytes;
+  for (const auto& p : params) bytes.push_back(p.numel() * 4);
+  const auto buckets = shard::state_buckets(bytes, {}, kBucketBytes);
+  const int64_t P = layers.parameter_count(), tensors = static_cast<int64_t>(params.size());
+  const int slots = cfg.optim.name == config::OptimizerKind::Sgd ? 1 : 2;
+  const config::ShardState zero = world > 1 ? cfg.parallel.shard_state : config::ShardState::None;
+  State s;
+  const int64_t whole = R(P * 4) + tensors * (in.round_to / 2);
+  // The largest tensor the update works on at once (a parameter, or a chunk), and its temporaries.
+  auto update_transient = [&](int64_t n) {
+    return cfg.optim.name == config::OptimizerKind::Sgd ? 2 * R(n * 4) : std::max(2 * R(n * 8), 5 * R(n * 4));
+  };
+  int64_t largest_bucket = 0;
+  for (const auto& b : buckets) {
+    int64_t n = 0;
+    for (size_t i : b) n += params[i].numel();
+    largest_bucket = std::max(largest_bucket, R(n * 4));
+  }
+  if (zero == config::ShardState::None) {
+    s.weights = s.gradients = whole;
+    s.optimizer_state = slots * whole;
+    s.sync_peak = world > 1 ? largest_bucket : 0;  // one bucket's flat copy at a time
+    s.optimizer_peak = update_transient(layers.largest_parameter().numel());
+    return s;
+  }
+  // ZeRO: per bucket, the flat storage (world chunks), this rank's chunk of gradients and state.
+  int64_t chunks = 0, chunk_max = 0;
+  std::vector<int64_t> grads, flats, chunk;  // per bucket: whole gradients, flat copy, chunk
+  for (const auto& b : buckets) {
+    int64_t n = 0, g = 0;
+    for (size_t i : b) {
+      n += params[i].numel();
+      g += R(params[i].numel() * 4);
+    }
+    const int64_t c = shard::chunk_elements(n, world);
+    s.weights += R(c * world * 4);
+    chunks += R(c * 4);
+    chunk_max = std::max(chunk_max, c);
+    grads.push_back(g);
+    flats.push_back(R(c * world * 4));
+    chunk.push_back(R(c * 4));
+  }
+  s.optimizer_state = slots * chunks;
+  // Beside this rank's gradient chunks: the norm's double slices (2 x 64 Ki elements), then one
+  // chunk-sized temporary (AdamW's denominator, SGD's decayed gradient; the all-gather works in
+  // place); LAMB keeps every bucket's update for the trust ratios, and builds one from four.
+  const int64_t norm_slices = 2 * R(std::min<int64_t>(chunk_max, 1 << 16) * 8);
+  const int64_t opt = cfg.optim.name == config::OptimizerKind::Lamb
+                          ? std::max(norm_slices, chunks + 4 * R(chunk_max * 4))
+                          : std::max(norm_slices, R(chunk_max * 4));
+  if (zero == config::ShardState::Optimizer) {
+    s.gradients = whole;
+    s.sync_peak = largest_bucket;
+    s.optimizer_peak = chunks + opt;
+    return s;
+  }
+  // Gradients: made in backward (and held through the later micro-steps of an accumulation),
+  // then reduce-scattered bucket by bucket, each bucket's whole gradients let go once packed.
+  s.sync_name = "gradient reduce-scatter";
+  s.grads_in_backward = true;
+  s.whole_gradients = whole;
+  int64_t left = 0, kept = 0;
+  for (int64_t g : grads) left += g;
+  for (size_t b = 0; b < buckets.size(); ++b) {  // the flat copy, then (its gradients gone) the chunk
+    s.sync_peak = std::max({s.sync_peak, left + kept + flats[b], left - grads[b] + kept + flats[b] + chunk[b]});
+    left -= grads[b];
+    kept += chunk[b];
+  }
+  s.optimizer_peak = chunks + opt;
+  return s;
+}
+
+// Each layer's parameter gradients, made by its backward and kept through the step.
+void set_param_grads(std::vector<LayerMemory>& out, const arch::LayerList& layers, const ActivationInput& in) {
+  for (LayerMemory& l : out)
+    for (const arch::Layer& a : layers)
+      if (a.name == l.name)
+        for (const arch::Parameter& p : a.parameters) l.param_grad += allocated_bytes(p.numel() * 4, in);
+}
+
+// The step's time: ZeRO's gradients stage reduce-scatters and all-gathers (an all-reduce's
+// traffic); its optimizer stage all-reduces and then all-gathers the updated chunks too.
+StepTimeEstimate step_time(const config::ExperimentConfig& cfg, const std::vector<LayerMemory>& layers,
+                           const std::vector<Segment>& segments, int64_t parameter_bytes, int sp, int dp,
+                           const MachineRates& rates) {
+  StepTimeEstimate t = estimate_step_time(layers, segments, parameter_bytes, sp, dp, rates);
+  const int world = sp * dp;
+  if (world > 1 && cfg.parallel.shard_state == config::ShardState::Optimizer) {
+    const double gather = static_cast<double>(parameter_bytes) / kBucketBytes + 1;
+    const double s = gather * rates.link_latency_s +
+                     (world - 1.0) / world * static_cast<double>(parameter_bytes) / rates.link_bytes_per_s;
+    t.allreduce_s += s;
+    t.total_s += s;
+  }
+  return t;
+}
+
 }  // namespace
 
 Prediction predict(const config::ExperimentConfig& cfg) {
@@ -80,13 +196,13 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
   p.checkpoint = config::checkpoint_of(cfg.parallel.strategy, cfg.parallel.checkpoint_level);
   p.precision = cfg.train.precision;
   p.dp = cfg.parallel.dp;
+  p.shard_state = cfg.parallel.shard_state;
   p.rates = rates;
   const ActivationInput first = activation_input(cfg, 0, false);
   p.sp = first.sp;
   p.device = first.device;
   const arch::LayerList& model_layers = first.layers;
   p.parameters = model_layers.parameter_count();
-  const int64_t tensors = static_cast<int64_t>(model_layers.parameters().size());
   const int64_t P = p.parameters;
   const int world = p.sp * p.dp;
   for (int rank = 0; rank < p.sp; ++rank) {
@@ -97,34 +213,42 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     r.layers = activation_layers(in);
     const auto segments = checkpoint_segments(r.layers, p.checkpoint);
     r.inputs = R(in.images * 3 * in.height * in.width * 4) + (in.sp > 1 ? r.layers.front().in : 0);
-    const StepPeak step = simulate_step(r.layers, segments, r.inputs);
-    // Fixed state: fp32 weights and gradients (every tensor its own block), optimizer moments.
-    r.weights = R(P * 4) + tensors * (in.round_to / 2);  // per-tensor rounding: half a granule each on average
-    r.gradients = r.weights;
-    r.optimizer_state = (cfg.optim.name == config::OptimizerKind::Sgd ? 1 : 2) * r.weights;
+    const State st = state_memory(cfg, model_layers, world, in);
+    if (st.grads_in_backward) set_param_grads(r.layers, model_layers, in);
+    StepPeak step = simulate_step(r.layers, segments, r.inputs);
+    if (st.grads_in_backward && cfg.train.accumulation > 1) {  // micro-steps after the first hold every gradient
+      std::vector<LayerMemory> held = r.layers;
+      for (LayerMemory& l : held) l.param_grad = 0;
+      const StepPeak later = simulate_step(held, segments, r.inputs);
+      if (later.peak + st.whole_gradients > step.peak) {
+        step.peak = later.peak + st.whole_gradients;
+        step.where = later.where + " (a later micro-step: every gradient held)";
+      }
+    }
+    r.weights = st.weights;
+    r.gradients = st.gradients;
+    r.optimizer_state = st.optimizer_state;
     r.scaler_and_buffers = buffer_bytes(model_layers, in);
-    const int64_t n_max = model_layers.largest_parameter().numel();
-    r.optimizer_transient =
-        cfg.optim.name == config::OptimizerKind::Sgd ? 2 * R(n_max * 4) : std::max(2 * R(n_max * 8), 5 * R(n_max * 4));
-    const int64_t bucket = 25 << 20;
-    if (world > 1) r.comm_buffers = (P * 4 / bucket) * R(bucket) + R(P * 4 % bucket);
+    r.comm_buffers = st.sync_peak;
+    r.optimizer_transient = st.optimizer_peak;
     r.saved_activations = step.saved_at_backward - (r.layers.front().saves_input ? r.layers.front().in : 0);
     r.backward_transient = step.peak - step.saved_at_backward;
     r.activation_peak = std::max({step.peak, r.comm_buffers, r.optimizer_transient});
     r.peak_at = step.peak >= std::max(r.comm_buffers, r.optimizer_transient) ? step.where
-                : r.comm_buffers >= r.optimizer_transient                    ? "gradient all-reduce"
+                : r.comm_buffers >= r.optimizer_transient                    ? st.sync_name
                                                                              : "optimizer step";
     r.peak = r.weights + r.gradients + r.optimizer_state + r.scaler_and_buffers + r.activation_peak;
     if (in.device == DeviceKind::Cuda) {
       const ActivationInput seg = activation_input(cfg, rank, true);
-      const auto layers = activation_layers(seg);
+      auto layers = activation_layers(seg);
+      if (st.grads_in_backward) set_param_grads(layers, model_layers, seg);
       const StepPeak reserved = simulate_step(
           layers, segments,
           allocated_bytes(in.images * 3 * in.height * in.width * 4, seg) + (in.sp > 1 ? layers.front().in : 0));
       r.allocator_slack = std::max<int64_t>(0, reserved.peak - step.peak) + (20 << 20);  // + the small-block pool
     }
     r.reserved = r.peak + r.allocator_slack;
-    if (rank == 0) p.time = estimate_step_time(r.layers, segments, P * 4, p.sp, p.dp, rates);
+    if (rank == 0) p.time = step_time(cfg, r.layers, segments, P * 4, p.sp, p.dp, rates);
     p.ranks.push_back(std::move(r));
   }
   return p;

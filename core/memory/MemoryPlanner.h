@@ -17,12 +17,15 @@ namespace halo::memory {
 struct RankPrediction {
   int rank = 0;  // sp index (dp replicas are identical)
   int64_t weights = 0, gradients = 0, optimizer_state = 0;
-  int64_t scaler_and_buffers = 0;   // module buffers (BatchNorm's running statistics); the loss scaler holds no tensor
-  int64_t inputs = 0;               // the step's images (and the stripe copy at sp > 1), held through forward
-  int64_t saved_activations = 0;    // saved for backward when backward begins (the input the stem keeps excluded)
-  int64_t backward_transient = 0;   // activation peak above inputs + saved (recompute, gradients in flight)
-  int64_t comm_buffers = 0;         // gradient all-reduce buckets (world > 1)
-  int64_t optimizer_transient = 0;  // temporaries of the update and the gradient norm
+  int64_t scaler_and_buffers = 0;  // module buffers (BatchNorm's running statistics); the loss scaler holds no tensor
+  int64_t inputs = 0;              // the step's images (and the stripe copy at sp > 1), held through forward
+  int64_t saved_activations = 0;   // saved for backward when backward begins (the input the stem keeps excluded)
+  int64_t backward_transient = 0;  // activation peak above inputs + saved (recompute, gradients in flight)
+  // Above the fixed state: the gradient sync (world > 1; one bucket's flat copy, or with
+  // shard_state gradients the gradients made in backward and this rank's chunks), and the
+  // optimizer step (the gradient norm's and the update's temporaries, ZeRO's gradient chunks).
+  int64_t comm_buffers = 0;
+  int64_t optimizer_transient = 0;
   int64_t activation_peak = 0;      // peak above the step's starting level (`halo bench memory`'s activation)
   int64_t peak = 0;                 // weights + gradients + optimizer + buffers + activation_peak
   int64_t allocator_slack = 0;      // CUDA: reserved beyond allocated (estimate); CPU: 0 (exact counts)
@@ -37,6 +40,7 @@ struct Prediction {
   std::optional<config::CheckpointLevel> checkpoint;  // none when the strategy does not checkpoint
   config::Precision precision = config::Precision::Fp32;
   int sp = 1, dp = 1;
+  config::ShardState shard_state = config::ShardState::None;  // ZeRO over sp x dp ranks (none at world 1)
   DeviceKind device = DeviceKind::Cpu;
   int64_t parameters = 0;
   std::vector<RankPrediction> ranks;  // one per sp rank

@@ -1,6 +1,9 @@
 // Live bytes follow the engine: a layer frees its input after forward unless it keeps it;
 // backward frees each layer's saved tensors once it ran; a checkpointed segment keeps its
-// input, recomputes itself with grad inside backward and holds its output meanwhile.
+// input, recomputes itself with grad inside backward and holds its output meanwhile; a
+// layer's parameter gradients stay once its backward made them (when they are not fixed state;
+// counted at its high point too: a ConvNeXt block's last op, the depthwise conv, comes after
+// its MLP's weight gradients).
 #include "memory/StepSimulator.h"
 
 #include <algorithm>
@@ -102,9 +105,9 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
   for (size_t i = L.size(); i-- > 0;) {
     const LayerMemory& l = L[i];
     if (seg_at[i] < 0) {
-      m.touch(l.backward_extra, "backward of " + l.name);
+      m.touch(l.backward_extra + l.param_grad, "backward of " + l.name);
       m.add(-l.saved - (l.saves_input && !held_by_previous(i) ? l.in : 0) + l.in_grad - g -
-            (l.keeps_output ? l.out : 0));
+            (l.keeps_output ? l.out : 0) + l.param_grad);
       g = l.in_grad;
       continue;
     }
@@ -115,9 +118,10 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
       const LayerMemory& lk = L[k];
       const bool last = k == s.last;
       const bool in_held = k == s.first || L[k - 1].keeps_output;  // by the checkpoint, or the layer before
-      m.touch(last ? lk.recompute_backward_extra : lk.backward_extra, "backward of " + lk.name + " (recompute)");
+      m.touch((last ? lk.recompute_backward_extra : lk.backward_extra) + lk.param_grad,
+              "backward of " + lk.name + " (recompute)");
       m.add(-lk.saved - (lk.saves_input && !in_held ? lk.in : 0) + lk.in_grad - (last ? 0 : gi) -
-            (lk.keeps_output && !last ? lk.out : 0));
+            (lk.keeps_output && !last ? lk.out : 0) + lk.param_grad);
       gi = lk.in_grad;
     }
     // The recomputed output, the kept input (unless the layer before still keeps it), the

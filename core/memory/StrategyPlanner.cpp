@@ -1,5 +1,6 @@
 // Setups on D devices: sp in the divisors of D, dp = D / sp, checkpointing off or per block
-// or per stage. Ranking is by estimated time per global sample (dp groups run side by side).
+// or per stage, ZeRO off, 1 or 2 (same time but stage 1's extra all-gather, so at equal
+// time the smaller peak wins). Ranking is by estimated time per global sample (dp groups run side by side).
 #include "memory/StrategyPlanner.h"
 
 #include <cctype>
@@ -47,9 +48,55 @@ config::ExperimentConfig PlanRow::applied_to(const config::ExperimentConfig& cfg
   c.parallel.sp = sp;
   c.parallel.dp = dp;
   c.parallel.strategy = strategy;
+  c.parallel.shard_state = shard_state;
   if (checkpoint) c.parallel.checkpoint_level = *checkpoint;
   return c;
 }
+
+namespace {
+
+// ZeRO stages worth listing on d devices (sharding over one rank changes nothing).
+std::vector<config::ShardState> shard_states(int devices) {
+  if (devices == 1) return {config::ShardState::None};
+  return {config::ShardState::None, config::ShardState::Optimizer, config::ShardState::Gradients};
+}
+
+// "none", "checkpoint(block)", "tp4+checkpoint(stage)+zero2".
+std::string label_of(int sp, std::optional<config::CheckpointLevel> level, config::ShardState zero) {
+  std::string s = (sp > 1 ? fmt::format("tp{}", sp) : std::string(level ? "" : "none")) +
+                  (level ? fmt::format("{}checkpoint({})", sp > 1 ? "+" : "", config::name_of(*level)) : "");
+  if (zero == config::ShardState::Optimizer) s += "+zero1";
+  if (zero == config::ShardState::Gradients) s += "+zero2";
+  return s;
+}
+
+PlanRow plan_row(const config::ExperimentConfig& cfg, int d, int sp, std::optional<config::CheckpointLevel> level,
+                 config::ShardState zero, double base, int64_t budget, const MachineRates& rates) {
+  PlanRow row;
+  row.devices = d;
+  row.sp = sp;
+  row.dp = d / sp;
+  row.strategy = config::make_strategy(sp > 1, level.has_value());
+  row.checkpoint = level;
+  row.shard_state = zero;
+  row.label = label_of(sp, level, zero);
+  try {
+    const Prediction p = predict(row.applied_to(cfg), rates);
+    const RankPrediction& w = p.worst();
+    row.peak = w.peak;
+    row.reserved = w.reserved;
+    row.activation_peak = w.activation_peak;
+    row.step_s = p.time.total_s;
+    row.time_per_sample_s = p.time.total_s / static_cast<double>(row.dp * cfg.data.batch);
+    row.relative_time = row.time_per_sample_s / base;
+    row.fits = w.reserved <= budget;
+  } catch (const util::Error& e) {
+    row.problem = e.problem();
+  }
+  return row;
+}
+
+}  // namespace
 
 PlanResult plan_setups(const config::ExperimentConfig& cfg, const std::vector<int>& device_counts, int64_t budget,
                        const MachineRates& rates) {
@@ -62,6 +109,7 @@ PlanResult plan_setups(const config::ExperimentConfig& cfg, const std::vector<in
     c.parallel.sp = sp;
     c.parallel.dp = dp;
     c.parallel.strategy = config::make_strategy(sp > 1, level.has_value());
+    c.parallel.shard_state = config::ShardState::None;
     if (level) c.parallel.checkpoint_level = *level;
     return c;
   };
@@ -69,32 +117,9 @@ PlanResult plan_setups(const config::ExperimentConfig& cfg, const std::vector<in
   for (int d : device_counts) {
     for (int sp = 1; sp <= d; ++sp) {
       if (d % sp != 0) continue;
-      for (const Level level :
-           {Level{}, Level{config::CheckpointLevel::Block}, Level{config::CheckpointLevel::Stage}}) {
-        PlanRow row;
-        row.devices = d;
-        row.sp = sp;
-        row.dp = d / sp;
-        row.strategy = config::make_strategy(sp > 1, level.has_value());
-        row.checkpoint = level;
-        const config::ExperimentConfig c = row.applied_to(cfg);
-        row.label = (sp > 1 ? fmt::format("tp{}", sp) : std::string(level ? "" : "none")) +
-                    (level ? fmt::format("{}checkpoint({})", sp > 1 ? "+" : "", config::name_of(*level)) : "");
-        try {
-          const Prediction p = predict(c, rates);
-          const RankPrediction& w = p.worst();
-          row.peak = w.peak;
-          row.reserved = w.reserved;
-          row.activation_peak = w.activation_peak;
-          row.step_s = p.time.total_s;
-          row.time_per_sample_s = p.time.total_s / static_cast<double>(row.dp * cfg.data.batch);
-          row.relative_time = row.time_per_sample_s / base;
-          row.fits = w.reserved <= budget;
-        } catch (const util::Error& e) {
-          row.problem = e.problem();
-        }
-        out.rows.push_back(row);
-      }
+      for (const Level level : {Level{}, Level{config::CheckpointLevel::Block}, Level{config::CheckpointLevel::Stage}})
+        for (const config::ShardState zero : shard_states(d))
+          out.rows.push_back(plan_row(cfg, d, sp, level, zero, base, budget, rates));
     }
   }
   // Fastest fitting row among `rows[i]` for which keep(i); ties go to the smaller peak.

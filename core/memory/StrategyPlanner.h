@@ -1,5 +1,6 @@
 // `halo plan`: every setup of an experiment on 1..N devices (sp x dp, checkpoint off, per
-// block or per stage) with its predicted peak per rank and step time; the fastest that fits.
+// block or per stage, state sharding off or ZeRO 1/2) with its predicted peak per rank and
+// step time; the fastest that fits.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +15,11 @@ namespace halo::memory {
 struct PlanRow {
   int devices = 1, sp = 1, dp = 1;
   config::Strategy strategy = config::Strategy::None;
-  std::optional<config::CheckpointLevel> checkpoint;  // none: no checkpointing
-  std::string label;                                  // "tp4+checkpoint(block)"
-  int64_t peak = 0;                                   // worst rank, bytes
-  int64_t reserved = 0;                               // CUDA: with the caching allocator's slack
+  std::optional<config::CheckpointLevel> checkpoint;          // none: no checkpointing
+  config::ShardState shard_state = config::ShardState::None;  // ZeRO stage (listed on 2+ devices)
+  std::string label;                                          // "tp4+checkpoint(block)+zero2"
+  int64_t peak = 0;                                           // worst rank, bytes
+  int64_t reserved = 0;                                       // CUDA: with the caching allocator's slack
   int64_t activation_peak = 0;
   double step_s = 0;             // estimated
   double time_per_sample_s = 0;  // step_s / (dp * batch)
