@@ -49,6 +49,10 @@ void add_options(CLI::App* c, VerifyArgs& a) {
   c->add_option("--sp", a.o.sp, "ranks sharing one sample along W")->capture_default_str();
   c->add_option("--dp", a.o.dp, "data-parallel groups")->capture_default_str();
   c->add_flag("--checkpoint,!--no-checkpoint", a.o.checkpoint, "activation checkpointing per block in the sharded run");
+  c->add_flag("--recompute-cheap,!--no-recompute-cheap", a.o.recompute_cheap,
+              "the sharded run's ConvNeXt blocks keep conv_dw's and fc1's outputs and recompute LayerNorm and GELU "
+              "in backward (parallel.recompute cheap); the unsharded reference runs the plain ops")
+      ->capture_default_str();
   c->add_flag("--overlap,!--no-overlap", a.o.overlap, "overlap halo exchange with interior convolution")
       ->capture_default_str();
   c->add_option("--dtype", a.o.dtype, "float64 or float32")->capture_default_str();
@@ -76,6 +80,7 @@ void add_verify_commands(CLI::App& app) {
       j["sp"] = rep.options.sp;
       j["dp"] = rep.options.dp;
       j["checkpoint"] = rep.options.checkpoint;
+      j["recompute_cheap"] = rep.options.recompute_cheap;
       j["dtype"] = rep.options.dtype;
       j["tolerance"] = tol;
       j["max_rel_error"] = rep.worst;
@@ -87,10 +92,11 @@ void add_verify_commands(CLI::App& app) {
       for (const auto& r : rep.rows)
         std::printf("%-60s %12.3e%s\n", r.quantity.c_str(), r.rel_error,
                     r.rel_error > tol ? "  <-- above tolerance" : "");
-      std::printf("\n%s %s input %ld,%ld,%ld,%ld sp=%d dp=%d%s: worst %.3e, tolerance %.0e: %s\n",
+      std::printf("\n%s %s input %ld,%ld,%ld,%ld sp=%d dp=%d%s%s: worst %.3e, tolerance %.0e: %s\n",
                   rep.options.arch.c_str(), rep.options.dtype.c_str(), rep.options.input[0], rep.options.input[1],
                   rep.options.input[2], rep.options.input[3], rep.options.sp, rep.options.dp,
-                  rep.options.checkpoint ? " checkpoint" : "", rep.worst, tol, rep.ok ? "PASS" : "FAIL");
+                  rep.options.checkpoint ? " checkpoint" : "", rep.options.recompute_cheap ? " recompute-cheap" : "",
+                  rep.worst, tol, rep.ok ? "PASS" : "FAIL");
     }
     if (!rep.ok) throw CLI::RuntimeError(1);
   });

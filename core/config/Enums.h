@@ -25,6 +25,7 @@ enum class NonFinite { Stop, Skip };  // a NaN/inf loss or gradient the fp16 los
 // Optimizer: the optimizer state; Gradients: that and the gradients (reduce-scattered, not
 // all-reduced, and freed after the step). Weights stay whole on every rank.
 enum class ShardState { None, Optimizer, Gradients };
+enum class Recompute { None, Cheap };  // cheap: ConvNeXt blocks recompute LayerNorm, GELU in backward
 
 template <class E>
 struct EnumTable;  // static constexpr std::array<std::pair<E, std::string_view>, N> names
@@ -49,6 +50,7 @@ HALO_ENUM_TABLE(Precision, {Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"},
 HALO_ENUM_TABLE(NonFinite, {NonFinite::Stop, "stop"}, {NonFinite::Skip, "skip"});
 HALO_ENUM_TABLE(ShardState, {ShardState::None, "none"}, {ShardState::Optimizer, "optimizer"},
                 {ShardState::Gradients, "gradients"});
+HALO_ENUM_TABLE(Recompute, {Recompute::None, "none"}, {Recompute::Cheap, "cheap"});
 #undef HALO_ENUM_TABLE
 
 template <class E>

@@ -52,6 +52,7 @@ struct ParallelConfig {
   Device device = Device::Cpu;
   int threads_per_rank = 1;
   ShardState shard_state = ShardState::None;  // ZeRO stage over the world
+  Recompute recompute = Recompute::Cheap;     // save less per block, recompute the cheap ops
   bool operator==(const ParallelConfig&) const = default;
 };
 

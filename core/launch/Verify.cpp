@@ -104,6 +104,7 @@ std::vector<std::string> verify_rank_args(const VerifyOptions& o, const std::str
           "--classes",
           std::to_string(o.num_classes),
           o.checkpoint ? "--checkpoint" : "--no-checkpoint",
+          o.recompute_cheap ? "--recompute-cheap" : "--no-recompute-cheap",
           o.overlap ? "--overlap" : "--no-overlap",
           "--out",
           out_dir};
@@ -119,6 +120,7 @@ void run_verify_rank(const VerifyOptions& o, const std::string& out_dir) {
   std::shared_ptr<model::BackboneImpl> m = build_model(o);
   m->set_overlap(o.overlap);
   if (o.checkpoint) m->set_checkpoint(model::CheckpointLevel::Block);
+  m->set_recompute_cheap(o.recompute_cheap);  // the unsharded reference runs the plain ops
   auto [full, target] = sample(o, mesh->dp_index());
   ShardedTensor x = parallel::shard_evenly(full, mesh->sp_ptr());
   x.local.requires_grad_(true);

@@ -14,7 +14,8 @@ struct VerifyOptions {
   std::array<int64_t, 4> input{2, 3, 64, 128};  // V, C, H, W (V views = the batch)
   int sp = 2;
   int dp = 1;
-  bool checkpoint = false;  // per-block activation checkpointing in the sharded run
+  bool checkpoint = false;      // per-block activation checkpointing in the sharded run
+  bool recompute_cheap = true;  // the sharded run's ConvNeXt blocks as parallel.recompute cheap runs them
   bool overlap = true;
   std::string dtype = "float64";  // float64 | float32
   uint64_t seed = 0;

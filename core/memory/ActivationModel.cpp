@@ -128,6 +128,7 @@ class Builder {
     if (!g.ext_copy && !cast_in) l.saves_input = true;
     if (half_)  // autocast weight copies (conv_dw, fc1, fc2)
       l.saved += R(dw.weight_elements() * a_) + R(fc1.weight_elements() * a_) + R(fc2.weight_elements() * a_);
+    if (in_.recompute_cheap) return lean_block(l, layer, g, M, cast_in);
     if (cuda_half()) {
       l.saved += R(MC * 4) + 2 * R(M * 4) + R(MC * a_);  // fp32 LayerNorm input, stats, fc1's cast input
     } else {
@@ -152,6 +153,37 @@ class Builder {
     l.flops = 2.0 * static_cast<double>(M * dw.weight_elements()) +
               2.0 * static_cast<double>(M) * static_cast<double>(fc1.weight_elements() + fc2.weight_elements());
     l.bytes_moved = static_cast<double>(l.saved + 3 * l.out);
+    return l;
+  }
+
+  // parallel.recompute cheap (model::block_pointwise): beside conv_dw's input, the block keeps
+  // conv_dw's output (a) and fc1's (4C, a); LayerNorm and GELU run again in backward.
+  LayerMemory lean_block(LayerMemory l, const arch::Layer& layer, const ConvGeometry& g, int64_t M,
+                         bool cast_in) const {
+    const arch::Conv &dw = layer.conv("conv_dw"), &fc1 = layer.conv("mlp.fc1"), &fc2 = layer.conv("mlp.fc2");
+    const int64_t MC = M * layer.out_channels, MH = M * layer.hidden;
+    if (half_) l.saved += R(dw.weight_elements() * a_);  // conv_dw's autocast weight copy
+    l.saved += R(MC * a_) + R(MH * a_);
+    if (in_.drop_path) l.saved += R(in_.images * 4);
+    l.out = R(MC * 4);
+    const int64_t ln = cuda_half() ? R(MC * 4) : 0;  // LayerNorm's fp32 input on CUDA
+    // LayerNorm's output (and its cast) beside fc1's; then GELU's beside fc2's; then the branch
+    // beside the block's output (and drop path's scaled copy).
+    l.forward_extra = std::max({ln + R(MC * (cuda_half() ? 4 : a_)) + (half_ && cuda_half() ? R(MC * a_) : 0) +
+                                    (cast_in ? R(MC * a_) : 0) - l.out,
+                                R(MH * a_) + R(MC * a_) - l.out, R(MC * 4) * (in_.drop_path ? 2 : 1),
+                                g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0});
+    l.nograd_extra = 2 * R(MH * a_);
+    const int64_t fc_w = fc1.weight_elements() + fc2.weight_elements();
+    const int64_t dw_scratch = in_.device == DeviceKind::Cpu ? R(cpu_grouped_weight_grad_scratch(dw, g.plain)) : 0;
+    // The output gradient's channels-last copy and the layer-scaled one beside fc1's gradient
+    // (4C), then that beside the recomputed LayerNorm output and its input gradient.
+    l.backward_extra = std::max({2 * R(MC * 4) + R(MH * a_) + R(fc_w * 4), R(MH * a_) + 2 * R(MC * 4) + ln,
+                                 2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0) + dw_scratch});
+    l.in_grad = l.in;
+    l.flops = 2.0 * static_cast<double>(M * dw.weight_elements()) +
+              2.0 * static_cast<double>(M) * static_cast<double>(fc_w);         // no matmul runs twice
+    l.bytes_moved = static_cast<double>(l.saved + 3 * l.out + 2 * R(MH * a_));  // and GELU's again
     return l;
   }
 

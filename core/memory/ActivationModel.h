@@ -22,9 +22,10 @@ struct ActivationInput {
   int compute_bytes = 4;  // 4: fp32; 2: bf16/fp16 autocast
   DeviceKind device = DeviceKind::Cpu;
   bool drop_path = false;
-  int threads = 1;             // intra-op threads per rank (LibTorch picks some kernels by it)
-  int64_t round_to = 1;        // allocation granularity applied to every tensor (CUDA: 512)
-  int64_t round_large_to = 1;  // granularity of tensors >= 1 MiB (CUDA segments: 2 MiB)
+  bool recompute_cheap = false;  // parallel.recompute cheap: ConvNeXt blocks keep conv_dw's and fc1's outputs
+  int threads = 1;               // intra-op threads per rank (LibTorch picks some kernels by it)
+  int64_t round_to = 1;          // allocation granularity applied to every tensor (CUDA: 512)
+  int64_t round_large_to = 1;    // granularity of tensors >= 1 MiB (CUDA segments: 2 MiB)
 };
 
 // One layer as the engine runs it. "Saved" bytes are new tensors autograd keeps until the

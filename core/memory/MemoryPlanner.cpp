@@ -53,6 +53,7 @@ ActivationInput activation_input(const config::ExperimentConfig& cfg, int rank, 
   in.compute_bytes = config::compute_bytes(cfg.train.precision);
   in.device = cfg.parallel.device == config::Device::Cuda ? DeviceKind::Cuda : DeviceKind::Cpu;
   in.drop_path = cfg.model.drop_path > 0;
+  in.recompute_cheap = cfg.parallel.recompute == config::Recompute::Cheap;
   in.threads = cfg.parallel.threads_per_rank;
   if (in.device == DeviceKind::Cuda) {
     in.round_to = 512;

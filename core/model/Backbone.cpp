@@ -2,6 +2,8 @@
 // writes its modules and forward.
 #include "model/Backbone.h"
 
+#include "model/ConvNeXtBlock.h"
+
 #include <fmt/format.h>
 
 #include "arch/Backbones.h"
@@ -23,6 +25,16 @@ bool is_head(arch::LayerKind k) { return k == arch::LayerKind::NormMlpHead || k 
 void BackboneImpl::set_overlap(bool on) {
   for (auto& m : modules(false))
     if (auto* c = dynamic_cast<ShardedConv2dImpl*>(m.get())) c->set_overlap(on);
+}
+
+bool BackboneImpl::set_recompute_cheap(bool on) {
+  bool any = false;
+  for (auto& m : modules(false))
+    if (auto* b = dynamic_cast<ConvNeXtBlockImpl*>(m.get())) {
+      b->set_recompute_cheap(on);
+      any = true;
+    }
+  return any;
 }
 
 parallel::GradPlacement BackboneImpl::grad_placement(const std::string& name) const {

@@ -27,6 +27,9 @@ class BackboneImpl : public torch::nn::Module {
   parallel::ShardedTensor forward_features(const parallel::ShardedTensor& x) { return forward_stages(x).back(); }
   virtual void set_checkpoint(CheckpointLevel level) = 0;
   void set_overlap(bool on);  // every sharded conv's interior/halo overlap
+  // ConvNeXt blocks keep only conv_dw's and fc1's outputs and recompute the cheap rest in
+  // backward (model::block_pointwise); false for a backbone without ConvNeXt blocks.
+  bool set_recompute_cheap(bool on);
 
   // The layer list it was built from, and views of it: every op that reads across W (the
   // pre-launch check) and the per-rank shapes for a (B, C, H, W) input (the layout event).

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "arch/ConvNeXtLayers.h"
+#include "model/BlockPointwise.h"
 #include "model/Init.h"
 
 namespace halo::model {
@@ -52,8 +53,14 @@ ConvNeXtBlockImpl::ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps
 parallel::ShardedTensor ConvNeXtBlockImpl::forward(const parallel::ShardedTensor& x) {
   torch::Tensor y = conv_dw->forward(x).local;  // (B, C, H, W/world)
   // Per pixel in (B, H, W/world, C), for either MLP style (1x1 convs run as Linear: faster on CPU).
-  y = mlp->forward_last(norm->forward_last(y.permute({0, 2, 3, 1}))).permute({0, 3, 1, 2});
-  y = y * gamma.view({1, -1, 1, 1});
+  if (recompute_cheap_ && is_training()) {
+    y = block_pointwise(y.permute({0, 2, 3, 1}), {norm->weight, norm->bias, mlp->fc1_weight, mlp->fc1_bias,
+                                                  mlp->fc2_weight, mlp->fc2_bias, gamma, norm->eps()})
+            .permute({0, 3, 1, 2});
+  } else {
+    y = mlp->forward_last(norm->forward_last(y.permute({0, 2, 3, 1}))).permute({0, 3, 1, 2});
+    y = y * gamma.view({1, -1, 1, 1});
+  }
   if (is_training() && drop_path_ > 0) {
     // One draw per sample from the default generator: every sp rank of a group is seeded
     // alike and issues the same draws, so all stripes of a sample keep or drop together.

@@ -36,6 +36,9 @@ class ConvNeXtBlockImpl : public torch::nn::Module {
   ConvNeXtBlockImpl(const arch::Layer& layer, double ls_init, double drop_path);
   ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init = 1e-6, double drop_path = 0.0);
   parallel::ShardedTensor forward(const parallel::ShardedTensor& x);  // (B, C, H, W/world)
+  // Keep only conv_dw's and fc1's outputs for backward (model::block_pointwise): the same
+  // values and gradients, about half the saved bytes, LayerNorm and GELU run twice.
+  void set_recompute_cheap(bool on) { recompute_cheap_ = on; }
 
   ShardedConv2d conv_dw{nullptr};
   LayerNorm2d norm{nullptr};
@@ -45,6 +48,7 @@ class ConvNeXtBlockImpl : public torch::nn::Module {
  private:
   bool conv_mlp_;
   double drop_path_;  // stochastic depth: drop the residual branch per sample in training
+  bool recompute_cheap_ = false;
 };
 TORCH_MODULE(ConvNeXtBlock);
 

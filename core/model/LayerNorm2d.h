@@ -13,6 +13,8 @@ class LayerNorm2dImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);       // (B, C, H, W) -> same
   torch::Tensor forward_last(const torch::Tensor& x);  // (..., C) channels-last
 
+  double eps() const { return eps_; }
+
   torch::Tensor weight, bias;
 
  private:

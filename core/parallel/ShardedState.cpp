@@ -76,7 +76,8 @@ std::vector<at::Tensor> ShardedState::owned_gradients() const {
     at::Tensor chunk = at::zeros({b.chunk}, b.flat.options());
     for (const Piece& piece : b.pieces) {
       const at::Tensor& g = params_[piece.param].second.grad();
-      if (g.defined()) chunk.narrow(0, piece.at, piece.length).copy_(g.reshape(-1).narrow(0, piece.begin, piece.length));
+      if (g.defined())
+        chunk.narrow(0, piece.at, piece.length).copy_(g.reshape(-1).narrow(0, piece.begin, piece.length));
     }
     out.push_back(std::move(chunk));
   }

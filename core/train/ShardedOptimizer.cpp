@@ -43,7 +43,8 @@ void ShardedOptimizer::step(double lr, const std::vector<at::Tensor>& grads) {
     if (opts_.kind == config::OptimizerKind::Sgd) {
       at::Tensor d = g.clone();  // g + decay * p, in place piece by piece
       for (const auto& piece : buckets[b].pieces)
-        if (decayed(piece)) d.narrow(0, piece.at, piece.length).add_(p.narrow(0, piece.at, piece.length), opts_.weight_decay);
+        if (decayed(piece))
+          d.narrow(0, piece.at, piece.length).add_(p.narrow(0, piece.at, piece.length), opts_.weight_decay);
       slot["momentum_buffer"].mul_(opts_.momentum).add_(d);
       p.add_(slot["momentum_buffer"], -lr);
       continue;
@@ -70,8 +71,7 @@ void ShardedOptimizer::step(double lr, const std::vector<at::Tensor>& grads) {
   for (size_t b = 0; b < buckets.size(); ++b) {
     at::Tensor p = state_->owned_parameters(b);
     for (const auto& piece : buckets[b].pieces)
-      p.narrow(0, piece.at, piece.length)
-          .add_(updates[b].narrow(0, piece.at, piece.length), -lr * trust[piece.param]);
+      p.narrow(0, piece.at, piece.length).add_(updates[b].narrow(0, piece.at, piece.length), -lr * trust[piece.param]);
   }
 }
 

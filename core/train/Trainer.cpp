@@ -103,6 +103,8 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
     s_->backbone->set_checkpoint(cfg_.parallel.checkpoint_level == config::CheckpointLevel::Stage
                                      ? model::CheckpointLevel::Stage
                                      : model::CheckpointLevel::Block);
+  // ResNet and RegNet have no ConvNeXt blocks: for them the setting changes nothing.
+  s_->backbone->set_recompute_cheap(cfg_.parallel.recompute == config::Recompute::Cheap);
   shard::check_shardable(s_->backbone->layer_windows(), cfg_.data.width, mesh_->shape().sp);
   label_exchanges(*s_->backbone, s_->task->module());
   auto params = named_parameters();

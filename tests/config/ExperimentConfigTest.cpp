@@ -39,7 +39,7 @@ TEST(ExperimentConfig, DefaultsRoundTrip) {
 
 TEST(ExperimentConfig, ToJsonWritesEveryField) {
   const json j = to_json(ExperimentConfig{});
-  const std::map<std::string, size_t> sections{{"model", 6},  {"loss", 7},     {"data", 8}, {"parallel", 8},
+  const std::map<std::string, size_t> sections{{"model", 6},  {"loss", 7},     {"data", 8}, {"parallel", 9},
                                                {"optim", 10}, {"schedule", 3}, {"train", 7}};
   EXPECT_EQ(j.size(), 3 + sections.size());
   for (const auto& [name, n] : sections) {

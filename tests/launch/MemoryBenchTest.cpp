@@ -25,8 +25,8 @@ TEST(MemoryBench, ParsesStrategiesWithTheirZeroStage) {
 
 TEST(MemoryBench, ZeroStagesHoldLessPerRankAsPredicted) {
   const std::string exp = write_experiment(
-      fresh_dir("bench-memory"), {{"model", {{"arch", "convnext_atto"}}},
-                                  {"data", {{"views", 2}, {"height", 32}, {"width", 64}, {"batch", 1}}}});
+      fresh_dir("bench-memory"),
+      {{"model", {{"arch", "convnext_atto"}}}, {"data", {{"views", 2}, {"height", 32}, {"width", 64}, {"batch", 1}}}});
   const CliResult r = run_halo("bench memory " + exp + " --strategies tp2,tp2+zero1,tp2+zero2 --steps 2 --json");
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out.substr(r.out.find('[')));

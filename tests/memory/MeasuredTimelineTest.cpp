@@ -32,6 +32,7 @@ struct Measured {
 Measured probed_step(const std::string& arch, const ActivationInput& in, std::optional<config::CheckpointLevel> level) {
   torch::manual_seed(0);
   std::shared_ptr<model::BackboneImpl> net = model::make_backbone(arch, 10);
+  net->set_recompute_cheap(in.recompute_cheap);
   if (level)
     net->set_checkpoint(*level == config::CheckpointLevel::Block ? model::CheckpointLevel::Block
                                                                  : model::CheckpointLevel::Stage);
@@ -61,8 +62,11 @@ class MeasuredTimeline : public ::testing::TestWithParam<std::tuple<std::string,
 TEST_P(MeasuredTimeline, FollowsThePlannersWalkOfTheStep) {
   MemoryTracker::install();
   at::set_num_threads(1);  // as a rank runs (parallel.threads_per_rank 1)
-  const auto [arch, checkpoint] = GetParam();
+  const auto [arch, setting] = GetParam();
+  const bool cheap = setting.ends_with("+cheap");  // parallel.recompute cheap
+  const std::string checkpoint = cheap ? setting.substr(0, setting.size() - 6) : setting;
   ActivationInput in;
+  in.recompute_cheap = cheap;
   in.layers = *arch::backbone_layers(arch, 10);
   in.images = 4;
   in.height = 64;
@@ -112,6 +116,13 @@ INSTANTIATE_TEST_SUITE_P(BackboneAndCheckpointing, MeasuredTimeline,
                                                               "regnet_test"),
                                             ::testing::Values("none", "block", "stage")),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+INSTANTIATE_TEST_SUITE_P(RecomputeCheap, MeasuredTimeline,
+                         ::testing::Combine(::testing::Values("convnext_test"),
+                                            ::testing::Values("none+cheap", "block+cheap", "stage+cheap")),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" +
+                                  std::get<1>(info.param).substr(0, std::get<1>(info.param).find('+')) + "_cheap";
+                         });
 
 TEST(LayerProbe, WithoutAnOpenProbeTheModelReportsNothing) {
   const auto v = *arch::find_convnext_variant("convnext_test");

@@ -90,7 +90,7 @@ TEST(StrategyPlanner, ShardingLowersThePeakAndCheckpointingCostsTime) {
     throw std::runtime_error("missing row");
   };
   const PlanRow none = find(1, 1, "none"), ck = find(1, 1, "block"), tp4 = find(4, 4, "none");
-  EXPECT_LT(ck.activation_peak, none.activation_peak / 3);
+  EXPECT_LT(ck.activation_peak, none.activation_peak / 2);  // (a third with parallel.recompute none)
   EXPECT_GT(ck.relative_time, none.relative_time);
   EXPECT_NEAR(static_cast<double>(tp4.activation_peak) / static_cast<double>(none.activation_peak), 0.25, 0.03);
   EXPECT_DOUBLE_EQ(none.relative_time, 1.0);

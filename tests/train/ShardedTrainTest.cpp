@@ -14,11 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "config/Enums.h"
+#include "memory/MemoryPlanner.h"
 #include "parallel/Mesh.h"
 #include "support/RankHarness.h"
-#include "train/Trainer.h"
 #include "train/MemoryTracker.h"
-#include "memory/MemoryPlanner.h"
+#include "train/Trainer.h"
 
 namespace halo::train {
 namespace {
@@ -77,7 +77,8 @@ config::ExperimentConfig configured(const Combo& c, ShardState s, int dp, int sp
   return cfg;
 }
 
-// Losses, gradient norms and memory of each step: [[loss, grad_norm, peak, start], ...] (bytes).: [[loss, grad_norm, peak bytes], ...].
+// Losses, gradient norms and memory of each step: [[loss, grad_norm, peak, start], ...] (bytes).: [[loss, grad_norm,
+// peak bytes], ...].
 nlohmann::json train(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> mesh, int steps,
                      const std::string& load = "", const std::string& save = "") {
   Trainer t(cfg, std::move(mesh));
@@ -123,7 +124,12 @@ void expect_planned_memory(const Combo& c, const nlohmann::json& runs, int r, in
   const memory::RankPrediction none = predicted(ShardState::None);
   for (ShardState s : {ShardState::None, ShardState::Optimizer, ShardState::Gradients}) {
     const memory::RankPrediction p = predicted(s);
-    const double start = runs[config::name_of(s)][1][3], want_start = p.weights + p.gradients + p.optimizer_state;
+    // The least live at a step's start over steps 2..5: the held state (a step may start while
+    // a collective's buffer from the last is still on its way out on a loaded machine).
+    double start = runs[config::name_of(s)][1][3];
+    for (size_t step = 2; step < runs[config::name_of(s)].size(); ++step)
+      start = std::min(start, runs[config::name_of(s)][step][3].get<double>());
+    const double want_start = p.weights + p.gradients + p.optimizer_state;
     EXPECT_NEAR(start, want_start, 64 << 10) << c.name << " " << config::name_of(s) << " rank " << r;
     const double change = measured_peak(s) - measured_peak(ShardState::None);
     const double want_change = static_cast<double>(p.peak - none.peak);
@@ -176,7 +182,7 @@ TEST(ShardedTraining, CheckpointsResumeAcrossShardStateAndSp) {
   if (h.is_rank()) {
     auto mesh = h.join({1, 2});
     const nlohmann::json resumed = train(zero, mesh, 3, solo_ckpt);  // steps 2..4 from the solo run's step 2
-    train(zero, mesh, 2, "", sharded_ckpt);                            // steps 0..1, saved
+    train(zero, mesh, 2, "", sharded_ckpt);                          // steps 0..1, saved
     std::ofstream(fmt::format("{}/rank-{}.json", h.dir(), h.rank())) << resumed.dump();
     return;
   }

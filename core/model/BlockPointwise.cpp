@@ -1,0 +1,102 @@
+// Forward and backward of the per-pixel branch by hand, autocast's casts made explicit: saved
+// are y (C per pixel) and fc1's output (4C); the plain ops keep 11C (y, LayerNorm's output,
+// fc1's and GELU's outputs, fc2's output) plus LayerNorm's statistics.
+#include "model/BlockPointwise.h"
+
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/autograd.h>
+
+namespace halo::model {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// The dtype the Linears and GELU run in: autocast's when it is on, else y's own.
+at::ScalarType compute_dtype(const at::Tensor& y) {
+  const auto device = y.device().type();
+  return at::autocast::is_autocast_enabled(device) ? at::autocast::get_autocast_dtype(device) : y.scalar_type();
+}
+
+// LayerNorm's input as autocast gives it: fp32 on CUDA, y itself on CPU (where autocast runs
+// layer_norm in the input's dtype, mixed with fp32 weights).
+at::Tensor norm_input(const at::Tensor& y) {
+  return y.is_cuda() && y.scalar_type() != at::kFloat && y.scalar_type() != at::kDouble ? y.to(at::kFloat) : y;
+}
+
+// LayerNorm of y as the plain block runs it: (output, mean, rstd).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> norm(const at::Tensor& y, const at::Tensor& w, const at::Tensor& b,
+                                                    double eps) {
+  return at::native_layer_norm(norm_input(y), {y.size(-1)}, w, b, eps);
+}
+
+struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& y_in, const at::Tensor& norm_w,
+                            const at::Tensor& norm_b, const at::Tensor& fc1_w, const at::Tensor& fc1_b,
+                            const at::Tensor& fc2_w, const at::Tensor& fc2_b, const at::Tensor& gamma, double eps,
+                            int64_t dtype) {
+    const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+    const auto a = static_cast<at::ScalarType>(dtype);
+    // Kept channels-last contiguous (conv_dw's NCHW output goes): LayerNorm reads it in place.
+    const at::Tensor y = y_in.contiguous();
+    at::Tensor h;  // (..., 4C) fc1's output, GELU's input
+    {
+      const at::Tensor n = std::get<0>(norm(y, norm_w, norm_b, eps));  // (..., C)
+      h = at::linear(n.to(a), fc1_w.flatten(1).to(a), fc1_b.to(a));
+    }
+    const at::Tensor f = at::linear(at::gelu(h), fc2_w.flatten(1).to(a), fc2_b.to(a));  // (..., C)
+    ctx->save_for_backward({y, h, norm_w, norm_b, fc1_w, fc2_w, fc2_b, gamma});
+    ctx->saved_data["eps"] = eps;
+    ctx->saved_data["dtype"] = dtype;
+    return f * gamma;  // gamma (fp32) promotes: the stream stays fp32
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &y = saved[0], &h = saved[1], &norm_w = saved[2], &norm_b = saved[3];
+    const at::Tensor &fc1_w = saved[4], &fc2_w = saved[5], &fc2_b = saved[6], &gamma = saved[7];
+    const double eps = ctx->saved_data["eps"].toDouble();
+    const auto a = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
+    const int64_t c = y.size(-1), hidden = h.size(-1);
+    const at::Tensor w1 = fc1_w.flatten(1).to(a), w2 = fc2_w.flatten(1).to(a);
+    at::Tensor grad_gamma, grad_fc2_w, grad_fc2_b, grad_h;
+    {  // the output gradient's copies go before LayerNorm runs again
+      const at::Tensor go = grads[0].reshape({-1, c});  // (P, C) d loss / d out
+      // fc2's weight gradient without gamma, M = go^T gelu(h), in the gradient's dtype: it gives
+      // fc2's weight gradient (gamma * M) and gamma's (sum_k W2 * M + b2 * sum_p go).
+      at::Tensor m = at::mm(go.t(), at::gelu(h).reshape({-1, hidden}).to(go.scalar_type()));  // (C, 4C)
+      const at::Tensor w2_used = w2.to(go.scalar_type()), b2_used = fc2_b.to(a).to(go.scalar_type());
+      grad_gamma = (w2_used * m).sum(1) + b2_used * go.sum(0);
+      grad_fc2_w = m.mul_(gamma.to(m.scalar_type()).unsqueeze(1)).view(fc2_w.sizes());
+      const at::Tensor gf = (go * gamma).to(a);  // (P, C) d loss / d fc2's output
+      grad_fc2_b = gf.sum(0);
+      grad_h = at::mm(gf, w2);  // (P, 4C) d loss / d GELU's output ...
+    }
+    at::gelu_backward_out(grad_h, grad_h, h.reshape({-1, hidden}));  // ... then d loss / d h, in place
+    const at::Tensor grad_fc1_b = grad_h.sum(0);
+    auto [n, mean, rstd] = norm(y, norm_w, norm_b, eps);  // recomputed: the same values as forward's
+    const at::Tensor grad_fc1_w = at::mm(grad_h.t(), n.reshape({-1, c}).to(a)).view(fc1_w.sizes());
+    const at::Tensor grad_n = at::mm(grad_h, w1).to(n.scalar_type()).view(n.sizes());  // (..., C)
+    grad_h = at::Tensor();
+    n = at::Tensor();
+    auto [grad_x, grad_norm_w, grad_norm_b] = at::native_layer_norm_backward(grad_n, norm_input(y), {c}, mean, rstd,
+                                                                             norm_w, norm_b, {true, true, true});
+    const auto as = [](const at::Tensor& g, const at::Tensor& like) { return g.to(like.scalar_type()); };
+    return {as(grad_x, y),          as(grad_norm_w, norm_w), as(grad_norm_b, norm_b), as(grad_fc1_w, fc1_w),
+            as(grad_fc1_b, fc1_w),  as(grad_fc2_w, fc2_w),   as(grad_fc2_b, fc2_b),   as(grad_gamma, gamma),
+            at::Tensor(),           at::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor block_pointwise(const torch::Tensor& y, const BlockPointwiseWeights& w) {
+  return BlockPointwiseFunction::apply(y, w.norm_weight, w.norm_bias, w.fc1_weight, w.fc1_bias, w.fc2_weight,
+                                       w.fc2_bias, w.gamma, w.eps, static_cast<int64_t>(compute_dtype(y)));
+}
+
+}  // namespace halo::model
