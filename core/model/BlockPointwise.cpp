@@ -64,7 +64,7 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     const int64_t c = y.size(-1), hidden = h.size(-1);
     const at::Tensor w1 = fc1_w.flatten(1).to(a), w2 = fc2_w.flatten(1).to(a);
     at::Tensor grad_gamma, grad_fc2_w, grad_fc2_b, grad_h;
-    {  // the output gradient's copies go before LayerNorm runs again
+    {                                                   // the output gradient's copies go before LayerNorm runs again
       const at::Tensor go = grads[0].reshape({-1, c});  // (P, C) d loss / d out
       // fc2's weight gradient without gamma, M = go^T gelu(h), in the gradient's dtype: it gives
       // fc2's weight gradient (gamma * M) and gamma's (sum_k W2 * M + b2 * sum_p go).
@@ -83,12 +83,13 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     const at::Tensor grad_n = at::mm(grad_h, w1).to(n.scalar_type()).view(n.sizes());  // (..., C)
     grad_h = at::Tensor();
     n = at::Tensor();
-    auto [grad_x, grad_norm_w, grad_norm_b] = at::native_layer_norm_backward(grad_n, norm_input(y), {c}, mean, rstd,
-                                                                             norm_w, norm_b, {true, true, true});
+    auto [grad_x, grad_norm_w, grad_norm_b] =
+        at::native_layer_norm_backward(grad_n, norm_input(y), {c}, mean, rstd, norm_w, norm_b, {true, true, true});
     const auto as = [](const at::Tensor& g, const at::Tensor& like) { return g.to(like.scalar_type()); };
-    return {as(grad_x, y),          as(grad_norm_w, norm_w), as(grad_norm_b, norm_b), as(grad_fc1_w, fc1_w),
-            as(grad_fc1_b, fc1_w),  as(grad_fc2_w, fc2_w),   as(grad_fc2_b, fc2_b),   as(grad_gamma, gamma),
-            at::Tensor(),           at::Tensor()};
+    return {as(grad_x, y),         as(grad_norm_w, norm_w), as(grad_norm_b, norm_b),
+            as(grad_fc1_w, fc1_w), as(grad_fc1_b, fc1_w),   as(grad_fc2_w, fc2_w),
+            as(grad_fc2_b, fc2_b), as(grad_gamma, gamma),   at::Tensor(),
+            at::Tensor()};
   }
 };
 

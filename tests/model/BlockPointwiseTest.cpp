@@ -66,14 +66,14 @@ TEST_P(BlockPointwise, GivesThePlainBlocksValuesAndGradients) {
     EXPECT_LE(relative(cheap.grads[i], plain.grads[i]), c.tolerance) << "parameter " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, BlockPointwise,
-    ::testing::Values(Case{"float64", at::kDouble, false, 0.0, CheckpointLevel::None, 1e-12},
-                      Case{"float64_drop_path_checkpoint", at::kDouble, false, 0.2, CheckpointLevel::Block, 1e-12},
-                      Case{"float32", at::kFloat, false, 0.0, CheckpointLevel::None, 1e-5},
-                      // bf16 has 8 bits of mantissa: gamma's gradient is summed in another order
-                      Case{"bf16_autocast", at::kFloat, true, 0.0, CheckpointLevel::None, 4e-2}),
-    [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Cases, BlockPointwise,
+                         ::testing::Values(Case{"float64", at::kDouble, false, 0.0, CheckpointLevel::None, 1e-12},
+                                           Case{"float64_drop_path_checkpoint", at::kDouble, false, 0.2,
+                                                CheckpointLevel::Block, 1e-12},
+                                           Case{"float32", at::kFloat, false, 0.0, CheckpointLevel::None, 1e-5},
+                                           // bf16 has 8 bits of mantissa: gamma's gradient is summed in another order
+                                           Case{"bf16_autocast", at::kFloat, true, 0.0, CheckpointLevel::None, 4e-2}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace halo::model
