@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -19,8 +21,9 @@ namespace {
 const int64_t kBatch = 2, kHeight = 64, kWidth = 256;
 const char* kLayers[] = {"stem", "stages.1.downsample", "stages.1.blocks.0", "stages.3.blocks.0"};
 
-ActivationInput input(int sp, int rank) {
+ActivationInput input(int sp, int rank, bool cheap) {
   ActivationInput in;
+  in.recompute_cheap = cheap;
   in.layers = arch::convnext_layers(*arch::find_convnext_variant("convnext_test"), 10);
   in.images = kBatch;
   in.height = kHeight;
@@ -31,13 +34,14 @@ ActivationInput input(int sp, int rank) {
 }
 
 // Bytes a rank still holds after the layer's forward, beyond its input and output.
-void run_rank(int sp, const testing::RankHarness& h) {
+void run_rank(int sp, bool cheap, const testing::RankHarness& h) {
   train::MemoryTracker::install();
   torch::manual_seed(0);
   auto mesh = h.join({1, sp});
   const auto v = *arch::find_convnext_variant("convnext_test");
   model::ConvNeXt net(v, 10);
-  const auto layers = activation_layers(input(sp, h.rank()));
+  net->set_recompute_cheap(cheap);
+  const auto layers = activation_layers(input(sp, h.rank(), cheap));
   std::ofstream out(fmt::format("{}/r{}.txt", h.dir(), h.rank()));
   for (const char* name : kLayers) {
     const LayerMemory* l = nullptr;
@@ -69,12 +73,13 @@ void run_rank(int sp, const testing::RankHarness& h) {
   }
 }
 
-class ShardedLayer : public ::testing::TestWithParam<int> {};
+// (sp, parallel.recompute cheap)
+class ShardedLayer : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(ShardedLayer, SavedBytesIncludeHaloColumns) {
-  const int sp = GetParam();
+  const auto [sp, cheap] = GetParam();
   testing::RankHarness h(sp);
-  if (h.is_rank()) return run_rank(sp, h);
+  if (h.is_rank()) return run_rank(sp, cheap, h);
   h.run_ranks();
   if (::testing::Test::HasFatalFailure()) return;
   for (int r = 0; r < sp; ++r) {
@@ -93,7 +98,11 @@ TEST_P(ShardedLayer, SavedBytesIncludeHaloColumns) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, ShardedLayer, ::testing::Values(2, 4));
+INSTANTIATE_TEST_SUITE_P(Ranks, ShardedLayer, ::testing::Combine(::testing::Values(2, 4), ::testing::Bool()),
+                         [](const auto& info) {
+                           return "sp" + std::to_string(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) ? "_cheap" : "_plain");
+                         });
 
 }  // namespace
 }  // namespace halo::memory
