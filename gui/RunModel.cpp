@@ -132,9 +132,7 @@ QString RunModel::strategy_label() const {
   const config::ParallelConfig p = config::parse_experiment(config_).config.parallel;
   const std::string s = config::name_of(p.strategy);
   const int world = p.sp * p.dp;
-  const std::string zero = world == 1 || p.shard_state == config::ShardState::None ? ""
-                           : p.shard_state == config::ShardState::Optimizer        ? "+zero1"
-                                                                                   : "+zero2";
+  const std::string zero(world == 1 ? "" : config::zero_suffix(p.shard_state));
   if (config::shards(p.strategy)) return QString::fromStdString("tp" + std::to_string(p.sp) + s.substr(2) + zero);
   return QString::fromStdString(s + zero);
 }

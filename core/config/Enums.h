@@ -92,6 +92,10 @@ constexpr std::optional<CheckpointLevel> checkpoint_of(Strategy s, CheckpointLev
 }
 // "none", "block" or "stage".
 inline std::string checkpoint_label(std::optional<CheckpointLevel> level) { return level ? name_of(*level) : "none"; }
+// A setup label's ZeRO suffix ("tp4+checkpoint+zero2"): "", "+zero1" (optimizer), "+zero2" (gradients).
+constexpr std::string_view zero_suffix(ShardState s) {
+  return s == ShardState::Optimizer ? "+zero1" : s == ShardState::Gradients ? "+zero2" : "";
+}
 // Bytes per element of the compute dtype (autocast) for a precision.
 constexpr int compute_bytes(Precision p) { return p == Precision::Fp32 ? 4 : 2; }
 

@@ -32,9 +32,11 @@ bool strip(std::string& s, const std::string& suffix) {
 BenchSetup parse_strategy(const std::string& s) {
   BenchSetup out;
   std::string head = s;
-  if (strip(head, "+zero1")) out.shard_state = config::ShardState::Optimizer;
-  if (out.shard_state == config::ShardState::None && strip(head, "+zero2"))
-    out.shard_state = config::ShardState::Gradients;
+  for (config::ShardState z : {config::ShardState::Optimizer, config::ShardState::Gradients})
+    if (strip(head, std::string(config::zero_suffix(z)))) {
+      out.shard_state = z;
+      break;
+    }
   const bool ckpt = strip(head, "+checkpoint");
   if (!ckpt && (head == "none" || head == "checkpoint")) {
     out.strategy = *config::from_string<config::Strategy>(head);

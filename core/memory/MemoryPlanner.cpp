@@ -99,10 +99,16 @@ State state_memory(const config::ExperimentConfig& cfg, const arch::LayerList& l
   auto update_transient = [&](int64_t n) {
     return cfg.optim.name == config::OptimizerKind::Sgd ? 2 * R(n * 4) : std::max(2 * R(n * 8), 5 * R(n * 4));
   };
+  std::vector<int64_t> elements, grads;  // per bucket: its parameters' elements, their whole gradients
   int64_t largest_bucket = 0;
-  for (const auto& b : buckets) {
-    int64_t n = 0;
-    for (size_t i : b) n += params[i].numel();
+  for (const auto& bucket : buckets) {
+    int64_t n = 0, g = 0;
+    for (size_t i : bucket) {
+      n += params[i].numel();
+      g += R(params[i].numel() * 4);
+    }
+    elements.push_back(n);
+    grads.push_back(g);
     largest_bucket = std::max(largest_bucket, R(n * 4));
   }
   if (zero == config::ShardState::None) {
@@ -114,18 +120,12 @@ State state_memory(const config::ExperimentConfig& cfg, const arch::LayerList& l
   }
   // ZeRO: per bucket, the flat storage (world chunks), this rank's chunk of gradients and state.
   int64_t chunks = 0, chunk_max = 0;
-  std::vector<int64_t> grads, flats, chunk;  // per bucket: whole gradients, flat copy, chunk
-  for (const auto& b : buckets) {
-    int64_t n = 0, g = 0;
-    for (size_t i : b) {
-      n += params[i].numel();
-      g += R(params[i].numel() * 4);
-    }
+  std::vector<int64_t> flats, chunk;  // per bucket: flat copy, chunk
+  for (int64_t n : elements) {
     const int64_t c = shard::chunk_elements(n, world);
     s.weights += R(c * world * 4);
     chunks += R(c * 4);
     chunk_max = std::max(chunk_max, c);
-    grads.push_back(g);
     flats.push_back(R(c * world * 4));
     chunk.push_back(R(c * 4));
   }

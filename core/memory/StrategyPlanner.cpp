@@ -65,9 +65,7 @@ std::vector<config::ShardState> shard_states(int devices) {
 std::string label_of(int sp, std::optional<config::CheckpointLevel> level, config::ShardState zero) {
   std::string s = (sp > 1 ? fmt::format("tp{}", sp) : std::string(level ? "" : "none")) +
                   (level ? fmt::format("{}checkpoint({})", sp > 1 ? "+" : "", config::name_of(*level)) : "");
-  if (zero == config::ShardState::Optimizer) s += "+zero1";
-  if (zero == config::ShardState::Gradients) s += "+zero2";
-  return s;
+  return s + std::string(config::zero_suffix(zero));
 }
 
 PlanRow plan_row(const config::ExperimentConfig& cfg, int d, int sp, std::optional<config::CheckpointLevel> level,

@@ -71,17 +71,9 @@ std::vector<at::Tensor> ShardedState::reduce_scatter_gradients(bool free_gradien
 }
 
 std::vector<at::Tensor> ShardedState::owned_gradients() const {
-  std::vector<at::Tensor> out;
-  for (const Bucket& b : buckets_) {
-    at::Tensor chunk = at::zeros({b.chunk}, b.flat.options());
-    for (const Piece& piece : b.pieces) {
-      const at::Tensor& g = params_[piece.param].second.grad();
-      if (g.defined())
-        chunk.narrow(0, piece.at, piece.length).copy_(g.reshape(-1).narrow(0, piece.begin, piece.length));
-    }
-    out.push_back(std::move(chunk));
-  }
-  return out;
+  std::vector<at::Tensor> grads;
+  for (const auto& [name, p] : params_) grads.push_back(p.grad());
+  return chunks_of(grads);
 }
 
 void ShardedState::all_gather_parameters() {
@@ -109,8 +101,8 @@ std::vector<at::Tensor> ShardedState::chunks_of(const std::vector<at::Tensor>& w
   for (const Bucket& b : buckets_) {
     at::Tensor chunk = at::zeros({b.chunk}, b.flat.options());
     for (const Piece& piece : b.pieces)
-      chunk.narrow(0, piece.at, piece.length)
-          .copy_(whole.at(piece.param).reshape(-1).narrow(0, piece.begin, piece.length));
+      if (const at::Tensor& w = whole.at(piece.param); w.defined())
+        chunk.narrow(0, piece.at, piece.length).copy_(w.reshape(-1).narrow(0, piece.begin, piece.length));
     out.push_back(std::move(chunk));
   }
   return out;

@@ -50,7 +50,8 @@ class ShardedState {
   // Per-chunk state (one tensor per bucket, chunk-sized) gathered into one whole tensor per
   // parameter of the list (undefined for those outside the buckets): collective.
   std::vector<at::Tensor> gather_whole(const std::vector<at::Tensor>& chunks) const;
-  // This rank's chunks cut from whole per-parameter tensors (the inverse, no communication).
+  // This rank's chunks cut from whole per-parameter tensors (the inverse, no communication);
+  // an undefined tensor leaves its pieces zero.
   std::vector<at::Tensor> chunks_of(const std::vector<at::Tensor>& whole) const;
 
  private:

@@ -2,6 +2,8 @@
 // trust ratio ||p|| / ||update|| with bias-corrected Adam moments), computed in float32+.
 #include "train/Optimizer.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <torch/torch.h>
 
@@ -9,15 +11,38 @@
 
 namespace halo::train {
 
+BiasCorrection bias_correction(const OptimizerOptions& o, int64_t steps) {
+  return {1.0 - std::pow(o.beta1, static_cast<double>(steps)), 1.0 - std::pow(o.beta2, static_cast<double>(steps))};
+}
+
+std::vector<std::string> slot_names(config::OptimizerKind kind) {
+  if (kind == config::OptimizerKind::Sgd) return {"momentum_buffer"};
+  return {"exp_avg", "exp_avg_sq"};
+}
+
+void adam_moments(const at::Tensor& m, const at::Tensor& v, const at::Tensor& g, const OptimizerOptions& o) {
+  m.lerp_(g, 1.0 - o.beta1);
+  v.mul_(o.beta2).addcmul_(g, g, 1.0 - o.beta2);
+}
+
+void adamw_step(const at::Tensor& p, const at::Tensor& m, const at::Tensor& v, double lr, BiasCorrection bc,
+                const OptimizerOptions& o) {
+  const at::Tensor denom = v.sqrt().div_(std::sqrt(bc.bc2)).add_(o.eps);
+  p.addcdiv_(m, denom, -lr / bc.bc1);
+}
+
+at::Tensor lamb_update(const at::Tensor& m, const at::Tensor& v, BiasCorrection bc, const OptimizerOptions& o) {
+  return (m / bc.bc1) / ((v / bc.bc2).sqrt() + o.eps);
+}
+
+void sgd_step(const at::Tensor& p, const at::Tensor& buf, const at::Tensor& d, double lr, const OptimizerOptions& o) {
+  buf.mul_(o.momentum).add_(d);
+  p.add_(buf, -lr);
+}
+
 Optimizer::Optimizer(Params params, OptimizerOptions opts) : params_(std::move(params)), opts_(std::move(opts)) {
-  for (const auto& [name, p] : params_) {
-    if (opts_.kind == config::OptimizerKind::Sgd) {
-      slot_[name + ".momentum_buffer"] = torch::zeros_like(p);
-    } else {
-      slot_[name + ".exp_avg"] = torch::zeros_like(p);
-      slot_[name + ".exp_avg_sq"] = torch::zeros_like(p);
-    }
-  }
+  for (const auto& [name, p] : params_)
+    for (const std::string& s : slot_names(opts_.kind)) slot_[name + "." + s] = torch::zeros_like(p);
 }
 
 void Optimizer::zero_grad() {
@@ -28,32 +53,23 @@ void Optimizer::zero_grad() {
 void Optimizer::step(double lr) {
   torch::NoGradGuard no_grad;
   ++steps_;
-  const double b1 = opts_.beta1, b2 = opts_.beta2;
-  const double bc1 = 1.0 - std::pow(b1, static_cast<double>(steps_));
-  const double bc2 = 1.0 - std::pow(b2, static_cast<double>(steps_));
+  const BiasCorrection bc = bias_correction(opts_, steps_);
   for (auto& [name, p] : params_) {
     if (!p.grad().defined()) continue;
     const at::Tensor g = p.grad();
     const double wd = p.dim() >= 2 ? opts_.weight_decay : 0.0;
     if (opts_.kind == config::OptimizerKind::Sgd) {
-      at::Tensor& buf = slot_[name + ".momentum_buffer"];
-      at::Tensor d = wd > 0 ? g + wd * p : g;
-      buf.mul_(opts_.momentum).add_(d);
-      p.add_(buf, -lr);
+      sgd_step(p, slot_[name + ".momentum_buffer"], wd > 0 ? g + wd * p : g, lr, opts_);
       continue;
     }
-    at::Tensor& m = slot_[name + ".exp_avg"];
-    at::Tensor& v = slot_[name + ".exp_avg_sq"];
-    m.lerp_(g, 1.0 - b1);
-    v.mul_(b2).addcmul_(g, g, 1.0 - b2);
+    const at::Tensor& m = slot_[name + ".exp_avg"];
+    const at::Tensor& v = slot_[name + ".exp_avg_sq"];
+    adam_moments(m, v, g, opts_);
     if (opts_.kind == config::OptimizerKind::AdamW) {
-      // torch.optim.AdamW's order (foreach=False): one temporary, the bias corrections folded
-      // into the scalars: p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps).
       if (wd > 0) p.mul_(1.0 - lr * wd);
-      at::Tensor denom = v.sqrt().div_(std::sqrt(bc2)).add_(opts_.eps);
-      p.addcdiv_(m, denom, -lr / bc1);
+      adamw_step(p, m, v, lr, bc, opts_);
     } else {  // lamb
-      at::Tensor update = (m / bc1) / ((v / bc2).sqrt() + opts_.eps);
+      at::Tensor update = lamb_update(m, v, bc, opts_);
       if (wd > 0) update.add_(p, wd);
       const double pn = p.norm().item<double>(), un = update.norm().item<double>();
       const double trust = pn > 0 && un > 0 ? pn / un : 1.0;

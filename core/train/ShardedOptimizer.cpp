@@ -16,21 +16,14 @@ ShardedOptimizer::ShardedOptimizer(std::shared_ptr<parallel::ShardedState> state
     : state_(std::move(state)), opts_(opts), mesh_(std::move(mesh)) {
   for (size_t b = 0; b < state_->buckets().size(); ++b) {
     slots_.emplace_back();
-    for (const std::string& s : slot_names()) slots_.back()[s] = at::zeros_like(state_->owned_parameters(b));
+    for (const std::string& s : slot_names(opts_.kind)) slots_.back()[s] = at::zeros_like(state_->owned_parameters(b));
   }
-}
-
-std::vector<std::string> ShardedOptimizer::slot_names() const {
-  if (opts_.kind == config::OptimizerKind::Sgd) return {"momentum_buffer"};
-  return {"exp_avg", "exp_avg_sq"};
 }
 
 void ShardedOptimizer::step(double lr, const std::vector<at::Tensor>& grads) {
   torch::NoGradGuard no_grad;
   ++steps_;
-  const double b1 = opts_.beta1, b2 = opts_.beta2;
-  const double bc1 = 1.0 - std::pow(b1, static_cast<double>(steps_));
-  const double bc2 = 1.0 - std::pow(b2, static_cast<double>(steps_));
+  const BiasCorrection bc = bias_correction(opts_, steps_);
   const auto& buckets = state_->buckets();
   auto decayed = [&](const parallel::ShardedState::Piece& piece) {
     return state_->params()[piece.param].second.dim() >= 2 && opts_.weight_decay > 0;
@@ -45,21 +38,18 @@ void ShardedOptimizer::step(double lr, const std::vector<at::Tensor>& grads) {
       for (const auto& piece : buckets[b].pieces)
         if (decayed(piece))
           d.narrow(0, piece.at, piece.length).add_(p.narrow(0, piece.at, piece.length), opts_.weight_decay);
-      slot["momentum_buffer"].mul_(opts_.momentum).add_(d);
-      p.add_(slot["momentum_buffer"], -lr);
+      sgd_step(p, slot["momentum_buffer"], d, lr, opts_);
       continue;
     }
-    at::Tensor& m = slot["exp_avg"];
-    at::Tensor& v = slot["exp_avg_sq"];
-    m.lerp_(g, 1.0 - b1);
-    v.mul_(b2).addcmul_(g, g, 1.0 - b2);
+    const at::Tensor& m = slot["exp_avg"];
+    const at::Tensor& v = slot["exp_avg_sq"];
+    adam_moments(m, v, g, opts_);
     if (opts_.kind == config::OptimizerKind::AdamW) {
       for (const auto& piece : buckets[b].pieces)
         if (decayed(piece)) p.narrow(0, piece.at, piece.length).mul_(1.0 - lr * opts_.weight_decay);
-      at::Tensor denom = v.sqrt().div_(std::sqrt(bc2)).add_(opts_.eps);
-      p.addcdiv_(m, denom, -lr / bc1);
+      adamw_step(p, m, v, lr, bc, opts_);
     } else {  // lamb: the update first, the trust ratios over the world, then the step
-      at::Tensor update = (m / bc1) / ((v / bc2).sqrt() + opts_.eps);
+      at::Tensor update = lamb_update(m, v, bc, opts_);
       for (const auto& piece : buckets[b].pieces)
         if (decayed(piece))
           update.narrow(0, piece.at, piece.length).add_(p.narrow(0, piece.at, piece.length), opts_.weight_decay);
@@ -101,7 +91,7 @@ std::vector<double> ShardedOptimizer::trust_ratios(const std::vector<at::Tensor>
 
 std::vector<std::pair<std::string, at::Tensor>> ShardedOptimizer::state() const {
   std::vector<std::pair<std::string, at::Tensor>> out;
-  for (const std::string& s : slot_names()) {
+  for (const std::string& s : slot_names(opts_.kind)) {
     std::vector<at::Tensor> chunks;
     for (const auto& slot : slots_) chunks.push_back(slot.at(s));
     const std::vector<at::Tensor> whole = state_->gather_whole(chunks);
@@ -115,7 +105,7 @@ std::vector<std::pair<std::string, at::Tensor>> ShardedOptimizer::state() const 
 void ShardedOptimizer::load_state(const std::map<std::string, at::Tensor>& state) {
   torch::NoGradGuard no_grad;
   const auto& params = state_->params();
-  for (const std::string& s : slot_names()) {
+  for (const std::string& s : slot_names(opts_.kind)) {
     std::vector<at::Tensor> whole(params.size());
     for (const auto& bucket : state_->buckets())
       for (size_t i : bucket.params) {

@@ -1,5 +1,5 @@
 // AdamW, SGD with momentum and LAMB over this rank's chunks of ZeRO's flat buckets: the same
-// rules as Optimizer, element for element, with 1/world of the state on each rank.
+// rules as Optimizer (its update functions), element for element, with 1/world of the state on each rank.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +33,6 @@ class ShardedOptimizer {
   void load_state(const std::map<std::string, at::Tensor>& state);
 
  private:
-  std::vector<std::string> slot_names() const;  // "exp_avg", "exp_avg_sq" | "momentum_buffer"
   // LAMB's trust ratio ||p|| / ||update|| of every parameter, from this rank's pieces of
   // both, summed over the world.
   std::vector<double> trust_ratios(const std::vector<at::Tensor>& updates) const;
