@@ -37,6 +37,7 @@
 #include "parallel/Rendezvous.h"
 #include "protocol/Event.h"
 #include "train/CheckpointName.h"
+#include "train/CpuHeap.h"
 #include "train/OpenLaneTask.h"
 #include "train/Trainer.h"
 #include "util/Error.h"
@@ -146,6 +147,7 @@ int run_worker(const WorkerOptions& o) {
     ::setrlimit(RLIMIT_FSIZE, &r);
   }
   train::MemoryTracker::install();
+  train::keep_freed_cpu_memory();  // each step's tensors reuse the last step's pages
   int rank = -1;
   // Outside the try: after an error they stay alive, so no destructor waits on a hung peer.
   std::shared_ptr<parallel::Mesh> mesh;

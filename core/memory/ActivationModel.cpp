@@ -52,10 +52,12 @@ ConvGeometry geometry(const arch::LayerShape& s, int rank) {
 // oneDNN's weight gradient of a grouped conv on NCHW input on an AVX-512 CPU (its
 // jit:avx512_core kernel, LibTorch 2.11): a reduction scratchpad of 256 copies of the fp32
 // weight, measured (convnext_test's 7x7 depthwise convs: 256 x C x 49 x 4 bytes at every
-// width); AVX2 kernels and the channels-last extended inputs of exchanging ranks need none.
-int64_t cpu_grouped_weight_grad_scratch(const arch::Conv& conv, bool plain) {
+// width); AVX2 kernels and the channels-last extended inputs of exchanging ranks need none,
+// nor the depthwise convs whose gradient Halo sums itself (fp32, fp64).
+int64_t cpu_grouped_weight_grad_scratch(const arch::Conv& conv, bool plain, int64_t compute_bytes) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   if (!avx512 || !plain || conv.spec.groups == 1) return 0;
+  if (conv.spec.direct_depthwise_grad(conv.in_channels, conv.out_channels, compute_bytes)) return 0;
   return 256 * conv.weight_elements() * 4;
 }
 
@@ -82,8 +84,8 @@ class Builder {
     l.out = R(MC * ln_bytes);
     l.forward_extra = R(MC * ln_bytes) + (cuda_half() ? R(MC * a_) : 0);  // contiguous copy for layer_norm
     l.nograd_extra = l.forward_extra + R(MC * a_);
-    l.backward_extra = 3 * R(MC * ln_bytes) + 2 * R(stripe * a_);  // LN copies and dX; conv input grad
-    l.in_grad = 0;                                                 // images need no gradient
+    l.backward_extra = 3 * R(MC * ln_bytes);  // LN copies and dX; the image needs no gradient
+    l.in_grad = 0;                            // images need no gradient
     l.flops = 2.0 * static_cast<double>(M * conv.weight_elements());
     l.bytes_moved = static_cast<double>(stripe * 4 + 4 * MC * ln_bytes);
     return l;
@@ -145,7 +147,7 @@ class Builder {
     // adds into .grad (cast to fp32 first under autocast).
     const int64_t fc2_w = fc2.weight_elements();
     const int64_t weight_grad = R(fc2_w * a_) + (half_ ? R(fc2_w * 4) : 0);
-    const int64_t dw_scratch = in_.device == DeviceKind::Cpu ? R(cpu_grouped_weight_grad_scratch(dw, g.plain)) : 0;
+    const int64_t dw_scratch = in_.device == DeviceKind::Cpu ? R(cpu_grouped_weight_grad_scratch(dw, g.plain, a_)) : 0;
     l.backward_extra =
         std::max({2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0) + dw_scratch, R(MH * a_) + weight_grad});
     l.in_grad = l.in;
@@ -175,7 +177,7 @@ class Builder {
                                 g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0});
     l.nograd_extra = 2 * R(MH * a_);
     const int64_t fc_w = fc1.weight_elements() + fc2.weight_elements();
-    const int64_t dw_scratch = in_.device == DeviceKind::Cpu ? R(cpu_grouped_weight_grad_scratch(dw, g.plain)) : 0;
+    const int64_t dw_scratch = in_.device == DeviceKind::Cpu ? R(cpu_grouped_weight_grad_scratch(dw, g.plain, a_)) : 0;
     // The output gradient's channels-last copy and the layer-scaled one beside fc1's gradient
     // (4C), then that beside the recomputed LayerNorm output and its input gradient.
     l.backward_extra = std::max({2 * R(MC * 4) + R(MH * a_) + R(fc_w * 4), R(MH * a_) + 2 * R(MC * 4) + ln,
