@@ -1,5 +1,6 @@
 // `halo bench step EXPERIMENT.json [--vs timm] [--json]`: Halo's training step and, with
 // --vs timm, the same step in timm from the project's .venv, alternating; both times and the ratio.
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -12,11 +13,23 @@ namespace halo::app {
 namespace {
 
 nlohmann::json side_json(const launch::StepBenchSide& s) {
-  return {{"rounds_ms", s.rounds_ms},
-          {"step_ms", s.best.total},
-          {"forward_ms", s.best.forward},
-          {"backward_ms", s.best.backward},
-          {"optim_ms", s.best.optim}};
+  nlohmann::json j = {{"rounds_ms", s.rounds_ms},
+                      {"step_ms", s.best.total},
+                      {"forward_ms", s.best.forward},
+                      {"backward_ms", s.best.backward},
+                      {"optim_ms", s.best.optim}};
+  if (s.profile) j["profile"] = *s.profile;
+  return j;
+}
+
+// The ops with the most self time in the profiled step, and what no op accounts for.
+void print_profile(const std::string& side, const train::StepProfile& p, size_t rows) {
+  std::printf("\n%s, one profiled step: %.1f ms, ops' self time %.1f ms (the rest: waits, code outside ops)\n",
+              side.c_str(), p.step_ms, p.ops_self_ms);
+  std::printf("  %-44s %10s %10s %7s\n", "op", "self ms", "total ms", "calls");
+  for (size_t i = 0; i < std::min(rows, p.ops.size()); ++i)
+    std::printf("  %-44.44s %10.1f %10.1f %7lld\n", p.ops[i].name.c_str(), p.ops[i].self_ms, p.ops[i].total_ms,
+                static_cast<long long>(p.ops[i].calls));
 }
 
 void print_table(const launch::StepBenchResult& r) {
@@ -36,6 +49,8 @@ void print_table(const launch::StepBenchResult& r) {
     row(*r.timm);
     std::printf("halo / timm: %.2f (fastest round of each; %s)\n", r.ratio, r.peer.c_str());
   }
+  if (r.halo.profile) print_profile("halo (rank 0)", *r.halo.profile, 15);
+  if (r.timm && r.timm->profile) print_profile("timm", *r.timm->profile, 15);
 }
 
 }  // namespace
@@ -56,6 +71,9 @@ void add_bench_step_command(CLI::App* bench) {
   c->add_option("--rounds", a->o.rounds, "rounds (Halo, then the peer)")->capture_default_str();
   c->add_option("--python", a->o.python, "the peer's Python (default: $HALO_PYTHON, else the project's .venv)");
   c->add_option("--set", a->o.overrides, "override an experiment field (repeatable)");
+  c->add_flag("--profile", a->o.profile,
+              "profile one step of the last round on each side: self time per op (LibTorch's profiler; "
+              "Halo's rank 0)");
   c->add_flag("--json", a->json, "print JSON");
   c->callback([a]() {
     a->o.vs_timm = a->vs == "timm";

@@ -2,6 +2,7 @@
 // timm peer (packaging/bench/timm_step.py, compiled in) in a child Python between them.
 #include "launch/StepBench.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -84,7 +85,19 @@ StepBenchResult describe(const config::ExperimentConfig& cfg) {
   return r;
 }
 
-std::vector<StepPhasesMs> halo_round(const StepBenchOptions& o, const fs::path& root, int round) {
+// Sets an environment variable for the ranks this process starts, for one scope.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const std::string& value, bool on) : name_(on ? name : nullptr) {
+    if (name_) ::setenv(name_, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (name_) ::unsetenv(name_);
+  }
+  const char* name_;
+};
+
+std::vector<StepPhasesMs> halo_round(const StepBenchOptions& o, const fs::path& root, int round,
+                                     std::optional<train::StepProfile>* profile) {
   LaunchOptions lo;
   lo.experiment = o.experiment;
   lo.overrides = o.overrides;
@@ -100,15 +113,22 @@ std::vector<StepPhasesMs> halo_round(const StepBenchOptions& o, const fs::path& 
     const auto& t = p.step.time_ms;
     steps.push_back({t.forward, t.backward, t.optim, t.total});
   };
+  const ScopedEnv profiled("HALO_PROFILE_STEP", "1", profile != nullptr);  // Worker.cpp: after the warm-up
   const LaunchResult r = run_launch(lo);
   if (r.exit_code != 0) throw util::Error(fmt::format("bench step: Halo's run failed: {}", r.failure));
+  if (profile) {
+    const fs::path file = run_dir / "profile-rank0.json";
+    if (!fs::exists(file)) throw util::Error(fmt::format("bench step: rank 0 wrote no profile ({})", file.string()));
+    *profile = nlohmann::json::parse(std::ifstream(file)).get<train::StepProfile>();
+  }
   std::error_code ec;
   fs::remove_all(run_dir, ec);
   return steps;
 }
 
 std::vector<StepPhasesMs> timm_round(const config::ExperimentConfig& cfg, const StepBenchOptions& o,
-                                     const std::string& python, const fs::path& root, int round, std::string* peer) {
+                                     const std::string& python, const fs::path& root, int round, std::string* peer,
+                                     std::optional<train::StepProfile>* profile) {
   const fs::path spec = root / "timm-spec.json", out = root / fmt::format("timm-{}.json", round);
   const nlohmann::json j = {{"arch", cfg.model.arch},
                             {"num_classes", cfg.model.num_classes},
@@ -127,6 +147,7 @@ std::vector<StepPhasesMs> timm_round(const config::ExperimentConfig& cfg, const 
                             {"precision", config::name_of(cfg.train.precision)},
                             {"checkpoint", config::checkpoints(cfg.parallel.strategy)},
                             {"steps", o.steps},
+                            {"profile", profile != nullptr},
                             {"seed", cfg.train.seed}};
   std::ofstream(spec) << j.dump(2);
   const fs::path dir = root / fmt::format("timm-log-{}", round);
@@ -135,6 +156,7 @@ std::vector<StepPhasesMs> timm_round(const config::ExperimentConfig& cfg, const 
   if (code != 0) throw util::Error(fmt::format("bench step: the timm step failed (exit {}): {}", code, log));
   const nlohmann::json res = nlohmann::json::parse(std::ifstream(out));
   *peer = fmt::format("torch {}, timm {}", res.at("torch").get<std::string>(), res.at("timm").get<std::string>());
+  if (profile) *profile = res.at("profile").get<train::StepProfile>();
   std::vector<StepPhasesMs> steps;
   for (size_t i = 1; i < res.at("steps").size(); ++i) {
     const auto& s = res["steps"][i];
@@ -173,10 +195,11 @@ StepBenchResult run_step_bench(const StepBenchOptions& o, const std::function<vo
   r.halo.name = "halo";
   if (o.vs_timm) r.timm = StepBenchSide{"timm", {}, {}};
   for (int k = 0; k < o.rounds; ++k) {
-    add_round(r.halo, halo_round(o, root, k));
+    const bool last = k + 1 == o.rounds && o.profile;
+    add_round(r.halo, halo_round(o, root, k, last ? &r.halo.profile : nullptr));
     std::string line = fmt::format("round {}/{}: halo {:.1f} ms", k + 1, o.rounds, r.halo.rounds_ms.back());
     if (r.timm) {
-      add_round(*r.timm, timm_round(cfg, o, python, root, k, &r.peer));
+      add_round(*r.timm, timm_round(cfg, o, python, root, k, &r.peer, last ? &r.timm->profile : nullptr));
       line += fmt::format(", timm {:.1f} ms", r.timm->rounds_ms.back());
     }
     if (progress) progress(line);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "train/StepProfiler.h"
+
 namespace halo::launch {
 
 struct StepBenchOptions {
@@ -15,7 +17,8 @@ struct StepBenchOptions {
   int steps = 4;   // per round and side; the first of each is a warm-up
   int rounds = 3;  // Halo, then timm, alternately
   bool vs_timm = false;
-  std::string python;  // the peer's interpreter; empty: $HALO_PYTHON, else the build's .venv
+  std::string python;    // the peer's interpreter; empty: $HALO_PYTHON, else the build's .venv
+  bool profile = false;  // the last round profiles its second step on each side (per-op self time)
 };
 
 struct StepPhasesMs {
@@ -23,9 +26,10 @@ struct StepPhasesMs {
 };
 
 struct StepBenchSide {
-  std::string name;               // "halo" or "timm"
-  std::vector<double> rounds_ms;  // each round's median step
-  StepPhasesMs best;              // the fastest round's median phases
+  std::string name;                           // "halo" or "timm"
+  std::vector<double> rounds_ms;              // each round's median step
+  StepPhasesMs best;                          // the fastest round's median phases
+  std::optional<train::StepProfile> profile;  // with StepBenchOptions::profile (Halo: rank 0)
 };
 
 struct StepBenchResult {

@@ -39,6 +39,7 @@
 #include "train/CheckpointName.h"
 #include "train/CpuHeap.h"
 #include "train/OpenLaneTask.h"
+#include "train/StepProfiler.h"
 #include "train/Trainer.h"
 #include "util/Error.h"
 
@@ -131,6 +132,13 @@ bool report_exchange(int rank, int64_t taken, bool last) {
   return true;
 }
 
+void write_profile(const std::string& run_dir, int rank, const train::StepProfile& p) {
+  const std::string text = nlohmann::json(p).dump();
+  io::AtomicFile file((fs::path(run_dir) / fmt::format("profile-rank{}.json", rank)).string());
+  file.write(text.data(), text.size());
+  file.commit();
+}
+
 }  // namespace
 
 int run_worker(const WorkerOptions& o) {
@@ -207,6 +215,9 @@ int run_worker(const WorkerOptions& o) {
       emit(protocol::EvalEvent{rank, step, done, config::name_of(cfg.data.eval_split), s.det_l, s.det_t, s.top_ll,
                                s.top_lt, s.ols, s.frames, path});
     };
+    // HALO_PROFILE_STEP=N (halo bench step --profile): step N under LibTorch's profiler, its
+    // per-op times to <run_dir>/profile-rank<r>.json.
+    const long profile_step = env_long("HALO_PROFILE_STEP", 0, 1L << 40, -1);
     int64_t taken = 0;                           // steps this process took
     bool exchange_sent = mesh->dp_index() != 0;  // data-parallel group 0 reports its exchange times
     bool timeline_kept = mesh->dp_index() != 0;  // and the memory timeline of their second step
@@ -216,7 +227,10 @@ int run_worker(const WorkerOptions& o) {
         trainer.keep_timeline();  // the second step: the optimizer state exists (or the only step)
         timeline_kept = true;
       }
+      std::optional<train::StepProfiler> profiler;
+      if (profile_step >= 0 && trainer.next_step() == profile_step) profiler.emplace().start();
       const train::StepResult r = trainer.step();
+      if (profiler) write_profile(o.run_dir, rank, profiler->stop(r.time.total_ms));
       if (auto timeline = trainer.take_timeline()) emit(*timeline);
       if (!exchange_sent) exchange_sent = report_exchange(rank, ++taken, trainer.finished());
       try {

@@ -5,9 +5,12 @@
 
 SPEC (written by Halo from the experiment): arch, num_classes, drop_path, views, images
 (batch x views), height, width, lr, weight_decay, beta1, beta2, eps, grad_clip, threads,
-precision (fp32 | bf16), checkpoint (bool), steps, seed. The loss is Halo's: the views' mean
-logits, cross entropy. OUT gets {"torch", "timm", "steps": [{"forward", "backward", "optim",
-"total"} in ms, ...]}; the first step is a warm-up like Halo's. Exit 3 when timm is missing.
+precision (fp32 | bf16), checkpoint (bool), steps, seed, profile (bool, optional). The loss is
+Halo's: the views' mean logits, cross entropy. OUT gets {"torch", "timm", "steps": [{"forward",
+"backward", "optim", "total"} in ms, ...]}; the first step is a warm-up like Halo's. With profile,
+the second step runs under torch.profiler and OUT's "profile" has Halo's StepProfile fields:
+step_ms, ops_self_ms, ops [{name, self_ms, total_ms, calls}] by self time. Exit 3 when timm is
+missing.
 """
 import json
 import sys
@@ -36,7 +39,11 @@ def main():
     target = torch.randint(0, int(spec["num_classes"]), (x.shape[0] // views,))
     bf16 = spec["precision"] == "bf16"
     steps = []
-    for _ in range(int(spec["steps"])):
+    profiler = None
+    for k in range(int(spec["steps"])):
+        if k == 1 and spec.get("profile"):
+            profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+            profiler.__enter__()
         t0 = time.perf_counter()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             logits = model(x)
@@ -51,7 +58,16 @@ def main():
         t3 = time.perf_counter()
         steps.append({"forward": (t1 - t0) * 1e3, "backward": (t2 - t1) * 1e3, "optim": (t3 - t2) * 1e3,
                       "total": (t3 - t0) * 1e3, "loss": float(loss.detach())})
-    json.dump({"torch": torch.__version__, "timm": timm.__version__, "steps": steps}, open(sys.argv[2], "w"))
+        if profiler is not None and k == 1:
+            profiler.__exit__(None, None, None)
+    out = {"torch": torch.__version__, "timm": timm.__version__, "steps": steps}
+    if profiler is not None:
+        ops = [{"name": e.key, "self_ms": e.self_cpu_time_total / 1e3, "total_ms": e.cpu_time_total / 1e3,
+                "calls": e.count} for e in profiler.key_averages()
+               if not e.key.startswith("autograd::engine::evaluate_function")]
+        ops.sort(key=lambda o: -o["self_ms"])
+        out["profile"] = {"step_ms": steps[1]["total"], "ops_self_ms": sum(o["self_ms"] for o in ops), "ops": ops}
+    json.dump(out, open(sys.argv[2], "w"))
 
 
 if __name__ == "__main__":

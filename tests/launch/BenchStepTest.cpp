@@ -2,6 +2,9 @@
 // the same experiment; without timm in the interpreter, a clear refusal before anything runs.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "RunHelpers.h"
@@ -37,6 +40,40 @@ TEST(BenchStep, HaloAgainstTimmOnTheSameStep) {
   }
   EXPECT_NEAR(j["ratio"].get<double>(), j["halo"]["step_ms"].get<double>() / j["timm"]["step_ms"].get<double>(), 1e-9);
   EXPECT_NE(j["peer"].get<std::string>().find("timm "), std::string::npos);
+}
+
+// Both sides' profiled step: ops by self time, Halo's own kernels among them, the sums consistent.
+TEST(BenchStep, ProfileNamesWhereEachSidesStepGoes) {
+  const CliResult r =
+      run_halo("bench step " + tiny_atto("bench-step-profile", 1) + " --vs timm --steps 2 --rounds 1 --profile --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = json_after_progress(r);
+  for (const char* side : {"halo", "timm"}) {
+    const auto& p = j[side]["profile"];
+    ASSERT_TRUE(p.is_object()) << side << ": " << j.dump();
+    ASSERT_GT(p["ops"].size(), 5u) << side;
+    double sum = 0, previous = 1e30;
+    for (const auto& op : p["ops"]) {
+      EXPECT_LE(op["self_ms"].get<double>(), previous) << side << ": not sorted by self time";
+      EXPECT_LE(op["self_ms"].get<double>(), op["total_ms"].get<double>() + 1e-9) << side << " " << op["name"];
+      EXPECT_GE(op["calls"].get<int64_t>(), 1) << side;
+      previous = op["self_ms"].get<double>();
+      if (!op["name"].get<std::string>().ends_with(" (other thread)")) sum += previous;
+    }
+    EXPECT_NEAR(p["ops_self_ms"].get<double>(), sum, 1e-6 * sum + 1e-6) << side;
+    EXPECT_GT(p["step_ms"].get<double>(), 0) << side;
+  }
+  std::set<std::string> halo_ops;
+  for (const auto& op : j["halo"]["profile"]["ops"]) halo_ops.insert(op["name"].get<std::string>());
+  EXPECT_TRUE(halo_ops.count("aten::mm")) << j["halo"]["profile"].dump();
+  EXPECT_TRUE(halo_ops.count("DepthwiseConvFunction")) << "the depthwise weight gradient's node";
+  EXPECT_TRUE(halo_ops.count("BlockPointwiseFunction")) << "recompute cheap's node";
+  // The table form names both sides.
+  const CliResult t =
+      run_halo("bench step " + tiny_atto("bench-step-profile-table", 1) + " --steps 2 --rounds 1 --profile");
+  ASSERT_EQ(t.code, 0) << t.out;
+  EXPECT_NE(t.out.find("halo (rank 0), one profiled step"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("aten::"), std::string::npos) << t.out;
 }
 
 TEST(BenchStep, TableWithoutAPeer) {
