@@ -4,7 +4,6 @@
 #include "parallel/DepthwiseWeightGrad.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 
 #include "shard/ConvSpec.h"
 
@@ -13,7 +12,9 @@
 #include <type_traits>
 
 // The vector helpers below are always inlined into one caller per instruction set: no vector
-// crosses a call boundary whose ABI the warning is about.
+// crosses a call boundary whose ABI the warning is about. (Popped at the end: unity builds
+// compile the next file in this same translation unit.)
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace halo::parallel {
@@ -151,21 +152,16 @@ std::optional<at::Tensor> depthwise_weight_grad(const at::Tensor& grad_out, cons
   const at::Tensor go = grad_out.contiguous(at::MemoryFormat::ChannelsLast);  // (B, C, H', W') as (B, H', W', C)
   const Dims d{input.size(0), input.size(1),   input.size(2),   input.size(3), go.size(2),
                go.size(3),    weight_sizes[2], weight_sizes[3], geometry};
-  const int64_t taps = d.kH * d.kW * d.C;
-  const int threads = std::max(1, at::get_num_threads());
-  at::Tensor partial =
-      at::zeros({threads, d.kH, d.kW, d.C}, input.options().memory_format(at::MemoryFormat::Contiguous));
-  at::parallel_for(0, d.B, 1, [&](int64_t b0, int64_t b1) {
-    const int64_t slot = std::min<int64_t>(at::get_thread_num(), threads - 1);
-    if (input.scalar_type() == at::kFloat)
-      accumulate_f32(d, go.const_data_ptr<float>(), input.const_data_ptr<float>(),
-                     partial.data_ptr<float>() + slot * taps, b0, b1);
-    else
-      accumulate_f64(d, go.const_data_ptr<double>(), input.const_data_ptr<double>(),
-                     partial.data_ptr<double>() + slot * taps, b0, b1);
-  });
-  const at::Tensor sum = threads == 1 ? partial[0] : partial.sum(0);  // (kH, kW, C)
+  // One thread: at::parallel_for is OpenMP code inlined here, and Halo's sources are not built
+  // with OpenMP, so it would run serially anyway (splitting over threads_per_rank: future work).
+  at::Tensor sum = at::zeros({d.kH, d.kW, d.C}, input.options().memory_format(at::MemoryFormat::Contiguous));
+  if (input.scalar_type() == at::kFloat)
+    accumulate_f32(d, go.const_data_ptr<float>(), input.const_data_ptr<float>(), sum.data_ptr<float>(), 0, d.B);
+  else
+    accumulate_f64(d, go.const_data_ptr<double>(), input.const_data_ptr<double>(), sum.data_ptr<double>(), 0, d.B);
   return sum.permute({2, 0, 1}).contiguous().view({d.C, 1, d.kH, d.kW});
 }
 
 }  // namespace halo::parallel
+
+#pragma GCC diagnostic pop
