@@ -89,11 +89,10 @@ inline __attribute__((always_inline)) void tap_rows(const Dims& d, const T* go_r
   for (; c < d.C; ++c) tap_row<sizeof(T), KW>(d, go_row, x_row, acc, c);
 }
 
-// Samples [b0, b1) into acc (kH, KW, C).
+// Every sample into acc (kH, KW, C).
 template <int KW, typename T>
-inline __attribute__((always_inline)) void accumulate(const Dims& d, const T* go, const T* x, T* acc, int64_t b0,
-                                                      int64_t b1) {
-  for (int64_t b = b0; b < b1; ++b)
+inline __attribute__((always_inline)) void accumulate(const Dims& d, const T* go, const T* x, T* acc) {
+  for (int64_t b = 0; b < d.B; ++b)
     for (int64_t oh = 0; oh < d.Ho; ++oh)
       for (int64_t i = 0; i < d.kH; ++i) {
         const int64_t ih = oh * d.g.stride[0] + i * d.g.dilation[0] - d.g.padding[0];
@@ -104,14 +103,13 @@ inline __attribute__((always_inline)) void accumulate(const Dims& d, const T* go
 
 // The kernel widths of ConvSpec::direct_depthwise_grad, each with its own loop.
 template <typename T>
-inline __attribute__((always_inline)) void accumulate_any(const Dims& d, const T* go, const T* x, T* acc, int64_t b0,
-                                                          int64_t b1) {
+inline __attribute__((always_inline)) void accumulate_any(const Dims& d, const T* go, const T* x, T* acc) {
   if (d.kW == 7)
-    accumulate<7>(d, go, x, acc, b0, b1);
+    accumulate<7>(d, go, x, acc);
   else if (d.kW == 5)
-    accumulate<5>(d, go, x, acc, b0, b1);
+    accumulate<5>(d, go, x, acc);
   else
-    accumulate<3>(d, go, x, acc, b0, b1);
+    accumulate<3>(d, go, x, acc);
 }
 
 // One copy per instruction set, picked when the program loads (GCC's function multiversioning;
@@ -121,12 +119,12 @@ inline __attribute__((always_inline)) void accumulate_any(const Dims& d, const T
 #else
 #define HALO_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-HALO_CLONES void accumulate_f32(const Dims& d, const float* go, const float* x, float* acc, int64_t b0, int64_t b1) {
-  accumulate_any(d, go, x, acc, b0, b1);
+HALO_CLONES void accumulate_f32(const Dims& d, const float* go, const float* x, float* acc) {
+  accumulate_any(d, go, x, acc);
 }
 
-HALO_CLONES void accumulate_f64(const Dims& d, const double* go, const double* x, double* acc, int64_t b0, int64_t b1) {
-  accumulate_any(d, go, x, acc, b0, b1);
+HALO_CLONES void accumulate_f64(const Dims& d, const double* go, const double* x, double* acc) {
+  accumulate_any(d, go, x, acc);
 }
 #undef HALO_CLONES
 
@@ -156,9 +154,9 @@ std::optional<at::Tensor> depthwise_weight_grad(const at::Tensor& grad_out, cons
   // with OpenMP, so it would run serially anyway (splitting over threads_per_rank: future work).
   at::Tensor sum = at::zeros({d.kH, d.kW, d.C}, input.options().memory_format(at::MemoryFormat::Contiguous));
   if (input.scalar_type() == at::kFloat)
-    accumulate_f32(d, go.const_data_ptr<float>(), input.const_data_ptr<float>(), sum.data_ptr<float>(), 0, d.B);
+    accumulate_f32(d, go.const_data_ptr<float>(), input.const_data_ptr<float>(), sum.data_ptr<float>());
   else
-    accumulate_f64(d, go.const_data_ptr<double>(), input.const_data_ptr<double>(), sum.data_ptr<double>(), 0, d.B);
+    accumulate_f64(d, go.const_data_ptr<double>(), input.const_data_ptr<double>(), sum.data_ptr<double>());
   return sum.permute({2, 0, 1}).contiguous().view({d.C, 1, d.kH, d.kW});
 }
 
