@@ -45,6 +45,9 @@ namespace halo::launch {
 
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
+// How long a rank's lost-peer error waits for the peer's own failure to be seen (its exit is
+// reaped within a poll; a rank on another node never is).
+constexpr std::chrono::seconds kPeerWait{2};
 
 namespace {
 
@@ -289,16 +292,21 @@ void supervise(const LaunchOptions& o, const config::ExperimentConfig& cfg, Rank
     res.last_loss = step->loss();
     if (o.on_step) o.on_step({*step, cfg.schedule.steps, seconds_since(t0)});
   };
+  // A rank that lost a peer fails a moment before the launcher sees the peer's exit: the others
+  // are stopped once a rank fails of its own, or when kPeerWait has passed without one.
+  std::optional<clock_type::time_point> stop_at;
   for (int running = nlocal; running > 0;) {
     reader.poll(std::chrono::milliseconds(100), on_line);
     for (const RankExit& e : ranks.poll_exits()) {
       --running;
       reader.drain(e.rank, std::chrono::seconds(1), on_line);  // its last lines (an error event) come first
       if (e.code != 0 && !stopper.stopping()) {
-        recorder.rank_failed(first_rank + e.rank, e.code, e.log_path, ranks.log_tail(e.rank, 15));
-        stopper.stop();
+        recorder.rank_failed(first_rank + e.rank, e.code, e.signaled, e.log_path, ranks.log_tail(e.rank, 15));
+        const auto now = clock_type::now();
+        stop_at = recorder.cause_known() ? now : std::min(stop_at.value_or(now + kPeerWait), now + kPeerWait);
       }
     }
+    if (stop_at && clock_type::now() >= *stop_at && !stopper.stopping()) stopper.stop();
     if (!stopper.stopping())
       if (const auto silent = silent_rank(last_line, reader, ranks, first_rank, silence)) {
         recorder.rank_silent(silent->second);

@@ -3,6 +3,7 @@
 #include "launch/RunRecorder.h"
 
 #include <chrono>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -16,7 +17,7 @@ RunRecorder::RunRecorder(const std::filesystem::path& run_dir, store::HistoryDb*
 }
 
 void RunRecorder::failed_write(const std::string& problem) {
-  if (failure_.empty()) failure_ = problem;  // the first cause stands
+  if (cause_.empty()) cause_ = problem;  // the first cause stands
   write_failed_ = true;
 }
 
@@ -48,20 +49,41 @@ protocol::EventLine RunRecorder::record(int rank, const std::string& line) {
   if (std::holds_alternative<protocol::HeartbeatEvent>(tagged.event)) return tagged;  // for the silence watch only
   append(protocol::to_line(tagged));
   to_history([&](store::HistoryDb& h) { h.record_event(run_id_, tagged); });
-  if (const auto* error = std::get_if<protocol::ErrorEvent>(&tagged.event); error && failure_.empty())
-    failure_ = error->describe(rank);
+  if (const auto* error = std::get_if<protocol::ErrorEvent>(&tagged.event)) {
+    if (!error->peer_lost) {
+      if (cause_.empty()) cause_ = error->describe(rank);
+    } else {
+      lost_a_peer_.insert(rank);
+      if (peer_lost_.empty()) peer_lost_ = error->describe(rank);
+    }
+  }
   return tagged;
 }
 
-void RunRecorder::rank_failed(int rank, int code, const std::string& log_path, const std::string& log_tail) {
-  if (failure_.empty()) failure_ = fmt::format("rank {} exited with code {}", rank, code);
-  failure_ += fmt::format("\n  rank {} log ({}):\n{}", rank, log_path, log_tail);
+void RunRecorder::rank_failed(int rank, int code, bool signaled, const std::string& log_path,
+                              const std::string& log_tail) {
+  if (cause_.empty() && !lost_a_peer_.contains(rank)) {
+    const int sig = code - 128;
+    cause_ = signaled ? fmt::format("rank {} was killed by signal {} ({})", rank, sig, ::strsignal(sig))
+                      : fmt::format("rank {} exited with code {}", rank, code);
+  }
+  logs_ += fmt::format("\n  rank {} log ({}):\n{}", rank, log_path, log_tail);
 }
 
-void RunRecorder::interrupted(const std::string& how) { failure_ = how; }
+std::string RunRecorder::failure() const {
+  if (interrupted_) return cause_;
+  if (cause_.empty()) return peer_lost_.empty() ? peer_lost_ : peer_lost_ + logs_;
+  const size_t hint = peer_lost_.find("\n  hint:");  // its hint blames a peer: the cause is named
+  return cause_ + (peer_lost_.empty() ? "" : "\n  then " + peer_lost_.substr(0, hint)) + logs_;
+}
+
+void RunRecorder::interrupted(const std::string& how) {
+  cause_ = how;
+  interrupted_ = true;
+}
 
 void RunRecorder::rank_silent(const std::string& why) {
-  if (failure_.empty()) failure_ = why;
+  if (cause_.empty()) cause_ = why;
 }
 
 void RunRecorder::tick() {
@@ -69,10 +91,10 @@ void RunRecorder::tick() {
 }
 
 void RunRecorder::finish(bool interrupted, const std::string& note) {
-  const store::RunStatus status = failure_.empty()
-                                      ? store::RunStatus::Finished
-                                      : (interrupted ? store::RunStatus::Killed : store::RunStatus::Failed);
-  const std::string reason = note.empty() || failure_.empty() ? failure_ : failure_ + "\n  " + note;
+  const std::string failure = this->failure();
+  const store::RunStatus status = failure.empty() ? store::RunStatus::Finished
+                                                  : (interrupted ? store::RunStatus::Killed : store::RunStatus::Failed);
+  const std::string reason = note.empty() || failure.empty() ? failure : failure + "\n  " + note;
   to_history([&](store::HistoryDb& h) { h.finish_run(run_id_, status, reason); });
 }
 

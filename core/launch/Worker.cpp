@@ -34,6 +34,7 @@
 #include "io/AtomicFile.h"
 #include "parallel/ExchangeClock.h"
 #include "parallel/Mesh.h"
+#include "parallel/PeerLostError.h"
 #include "parallel/Rendezvous.h"
 #include "protocol/Event.h"
 #include "train/CheckpointName.h"
@@ -252,7 +253,8 @@ int run_worker(const WorkerOptions& o) {
     emit(protocol::DoneEvent{rank, trainer.next_step()});
     return 0;
   } catch (const util::Error& e) {
-    emit(protocol::ErrorEvent{rank, e.problem(), e.hint()});
+    emit(
+        protocol::ErrorEvent{rank, e.problem(), e.hint(), dynamic_cast<const parallel::PeerLostError*>(&e) != nullptr});
   } catch (const std::exception& e) {
     emit(protocol::ErrorEvent{rank, e.what(), ""});
   }

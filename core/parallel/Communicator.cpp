@@ -9,6 +9,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include "parallel/CommunicatorImpl.h"
+#include "parallel/PeerLostError.h"
 #include "util/Error.h"
 
 namespace halo::parallel {
@@ -23,7 +24,7 @@ bool staged(BackendKind k, const at::Tensor& t) { return k == BackendKind::Gloo 
 void wait_or_throw(const c10::intrusive_ptr<c10d::Work>& w, const Communicator& c, const char* what,
                    std::chrono::milliseconds timeout) {
   auto fail = [&](const std::string& why) {
-    return util::Error(
+    return PeerLostError(
         fmt::format("{} on group '{}' (rank {} of {}) failed: {}", what, c.name(), c.rank(), c.size(), why),
         fmt::format("a peer rank died or hung; see the other ranks' logs (collective timeout: {} s, "
                     "set HALO_COLLECTIVE_TIMEOUT to change it)",

@@ -9,7 +9,7 @@
 namespace halo::protocol {
 
 namespace {
-constexpr char kMessage[] = "message", kHint[] = "hint";
+constexpr char kMessage[] = "message", kHint[] = "hint", kPeerLost[] = "peer_lost";
 }
 
 std::string ErrorEvent::describe(int at_rank) const {
@@ -18,6 +18,7 @@ std::string ErrorEvent::describe(int at_rank) const {
 
 void to_json(nlohmann::json& j, const ErrorEvent& e) {
   j = {{keys::event, ErrorEvent::name}, {keys::rank, e.rank}, {kMessage, e.message}, {kHint, e.hint}};
+  if (e.peer_lost) j[kPeerLost] = true;
 }
 
 void from_json(const nlohmann::json& j, ErrorEvent& e) {
@@ -25,6 +26,7 @@ void from_json(const nlohmann::json& j, ErrorEvent& e) {
   e.rank = static_cast<int>(r.integer(keys::rank));
   e.message = r.text(kMessage);
   e.hint = r.text(kHint);
+  e.peer_lost = r.boolean(kPeerLost);
 }
 
 }  // namespace halo::protocol

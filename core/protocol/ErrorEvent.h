@@ -15,6 +15,9 @@ struct ErrorEvent {
   int rank = 0;  // -1 when the worker failed before it knew its rank
   std::string message;
   std::string hint;  // what the user can do; may be empty
+  // A collective or halo exchange failed: a consequence of another rank's failure (written
+  // only when true, so older lines read the same).
+  bool peer_lost = false;
   // "rank R: message" and, when there is a hint, "\n  hint: hint".
   std::string describe(int rank) const;
   bool operator==(const ErrorEvent&) const = default;

@@ -4,9 +4,14 @@
 
 #include <unistd.h>
 
+#include <csignal>
+#include <cstring>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+
+#include <fmt/format.h>
 
 #include "launch/RunRecorder.h"
 #include "protocol/EventLine.h"
@@ -47,7 +52,7 @@ TEST(RunRecorder, TagsEveryLineIntoEventsJsonlAndTakesTheFirstError) {
   EXPECT_EQ(std::get<protocol::DoneEvent>(done.event), (protocol::DoneEvent{1, 5}));  // the launcher's rank
   EXPECT_EQ(std::get<protocol::LogEvent>(protocol::parse_line(lines[1]).event).text, "plain text from a library");
   EXPECT_EQ(rec.failure(), "rank 1: disk full\n  hint: free some space");
-  rec.rank_failed(1, 1, "/r/rank1.log", "    last line\n");
+  rec.rank_failed(1, 1, false, "/r/rank1.log", "    last line\n");
   EXPECT_EQ(rec.failure(), "rank 1: disk full\n  hint: free some space\n  rank 1 log (/r/rank1.log):\n    last line\n");
   rec.interrupted("stopped by SIGTERM");
   EXPECT_EQ(rec.failure(), "stopped by SIGTERM");
@@ -57,8 +62,36 @@ TEST(RunRecorder, AnExitWithoutAnErrorEventIsTheFailure) {
   const fs::path dir = fresh("exit");
   RunRecorder rec(dir, nullptr, 0);
   EXPECT_TRUE(rec.failure().empty());
-  rec.rank_failed(3, 137, "/r/rank3.log", "");
+  rec.rank_failed(3, 137, false, "/r/rank3.log", "");
   EXPECT_EQ(rec.failure(), "rank 3 exited with code 137\n  rank 3 log (/r/rank3.log):\n");
+}
+
+// A rank that loses its peer reports it before the launcher sees the peer die: the dead rank
+// is the cause, the lost-peer error follows it (without its hint, which blames an unnamed peer).
+TEST(RunRecorder, TheRankThatDiedIsTheCauseNotThePeerThatLostIt) {
+  const fs::path dir = fresh("peer");
+  RunRecorder rec(dir, nullptr, 0);
+  rec.record(
+      0,
+      R"({"event":"error","hint":"a peer rank died","message":"halo exchange failed: reset","peer_lost":true,"rank":0})");
+  EXPECT_FALSE(rec.cause_known());
+  EXPECT_EQ(rec.failure(), "rank 0: halo exchange failed: reset\n  hint: a peer rank died");  // alone, it stands
+  rec.rank_failed(0, 1, false, "/r/rank0.log", "");
+  EXPECT_FALSE(rec.cause_known());  // the rank that lost its peer is not the cause
+  rec.rank_failed(1, 128 + SIGKILL, true, "/r/rank1.log", "");
+  EXPECT_TRUE(rec.cause_known());
+  EXPECT_EQ(rec.failure(), fmt::format("rank 1 was killed by signal 9 ({})\n  then rank 0: halo exchange failed: reset"
+                                       "\n  rank 0 log (/r/rank0.log):\n\n  rank 1 log (/r/rank1.log):\n",
+                                       ::strsignal(SIGKILL)));
+}
+
+TEST(RunRecorder, AnErrorOfARanksOwnOutranksAnEarlierLostPeer) {
+  const fs::path dir = fresh("own");
+  RunRecorder rec(dir, nullptr, 0);
+  rec.record(1, R"({"event":"error","hint":"","message":"all-reduce failed","peer_lost":true,"rank":1})");
+  rec.record(0, R"({"event":"error","hint":"lower optim.lr","message":"loss is NaN","rank":0})");
+  EXPECT_TRUE(rec.cause_known());
+  EXPECT_EQ(rec.failure(), "rank 0: loss is NaN\n  hint: lower optim.lr\n  then rank 1: all-reduce failed");
 }
 
 TEST(RunRecorder, RecordsIntoTheHistoryAndClosesTheRun) {

@@ -83,6 +83,10 @@ TEST(ProtocolRoundTrip, Error) {
   EXPECT_EQ(round_trip(e), e);
   EXPECT_EQ(e.describe(2), "rank 2: halo worker needs RANK\n  hint: start it with `halo launch`");
   EXPECT_EQ((ErrorEvent{0, "boom", ""}.describe(0)), "rank 0: boom");
+  const ErrorEvent lost{1, "halo exchange on group 'sp0' (rank 1 of 2) failed: reset", "a peer died", true};
+  EXPECT_EQ(round_trip(lost), lost);
+  nlohmann::json j = ErrorEvent{0, "boom", ""};
+  EXPECT_FALSE(j.contains("peer_lost"));  // written only when true: older lines read the same
 }
 
 TEST(ProtocolRoundTrip, Done) {
