@@ -74,10 +74,11 @@ int64_t buffer_bytes(const arch::LayerList& layers, const ActivationInput& in) {
 // The fixed state of one rank and the step's transients outside forward and backward.
 struct State {
   int64_t weights = 0, gradients = 0, optimizer_state = 0;  // held from step to step
-  bool grads_in_backward = false;  // shard_state gradients: made in backward, gone after the sync
-  int64_t whole_gradients = 0;     // every parameter's gradient (held through later micro-steps)
-  int64_t sync_peak = 0;           // live above the fixed state during the gradient sync
-  int64_t optimizer_peak = 0;      // ... during the gradient norm and the update
+  // Gradients are made in backward and let go after the update (ZeRO's gradients stage: after
+  // the sync): no gradient is held from step to step.
+  int64_t whole_gradients = 0;  // every parameter's gradient (held through later micro-steps)
+  int64_t sync_peak = 0;        // live above the fixed state during the gradient sync
+  int64_t optimizer_peak = 0;   // ... during the gradient norm and the update
   std::string sync_name = "gradient all-reduce";
 };
 
@@ -111,11 +112,12 @@ State state_memory(const config::ExperimentConfig& cfg, const arch::LayerList& l
     grads.push_back(g);
     largest_bucket = std::max(largest_bucket, R(n * 4));
   }
+  s.whole_gradients = whole;
   if (zero == config::ShardState::None) {
-    s.weights = s.gradients = whole;
+    s.weights = whole;
     s.optimizer_state = slots * whole;
-    s.sync_peak = world > 1 ? largest_bucket : 0;  // one bucket's flat copy at a time
-    s.optimizer_peak = update_transient(layers.largest_parameter().numel());
+    s.sync_peak = world > 1 ? whole + largest_bucket : 0;  // every gradient, one bucket's flat copy at a time
+    s.optimizer_peak = whole + update_transient(layers.largest_parameter().numel());
     return s;
   }
   // ZeRO: per bucket, the flat storage (world chunks), this rank's chunk of gradients and state.
@@ -138,16 +140,13 @@ State state_memory(const config::ExperimentConfig& cfg, const arch::LayerList& l
                           ? std::max(norm_slices, chunks + 4 * R(chunk_max * 4))
                           : std::max(norm_slices, R(chunk_max * 4));
   if (zero == config::ShardState::Optimizer) {
-    s.gradients = whole;
-    s.sync_peak = largest_bucket;
-    s.optimizer_peak = chunks + opt;
+    s.sync_peak = whole + largest_bucket;
+    s.optimizer_peak = whole + chunks + opt;
     return s;
   }
   // Gradients: made in backward (and held through the later micro-steps of an accumulation),
   // then reduce-scattered bucket by bucket, each bucket's whole gradients let go once packed.
   s.sync_name = "gradient reduce-scatter";
-  s.grads_in_backward = true;
-  s.whole_gradients = whole;
   int64_t left = 0, kept = 0;
   for (int64_t g : grads) left += g;
   for (size_t b = 0; b < buckets.size(); ++b) {  // the flat copy, then (its gradients gone) the chunk
@@ -215,9 +214,9 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     const auto segments = checkpoint_segments(r.layers, p.checkpoint);
     r.inputs = R(in.images * 3 * in.height * in.width * 4) + (in.sp > 1 ? r.layers.front().in : 0);
     const State st = state_memory(cfg, model_layers, world, in);
-    if (st.grads_in_backward) set_param_grads(r.layers, model_layers, in);
+    set_param_grads(r.layers, model_layers, in);
     StepPeak step = simulate_step(r.layers, segments, r.inputs);
-    if (st.grads_in_backward && cfg.train.accumulation > 1) {  // micro-steps after the first hold every gradient
+    if (cfg.train.accumulation > 1) {  // micro-steps after the first hold every gradient
       std::vector<LayerMemory> held = r.layers;
       for (LayerMemory& l : held) l.param_grad = 0;
       const StepPeak later = simulate_step(held, segments, r.inputs);
@@ -242,7 +241,7 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     if (in.device == DeviceKind::Cuda) {
       const ActivationInput seg = activation_input(cfg, rank, true);
       auto layers = activation_layers(seg);
-      if (st.grads_in_backward) set_param_grads(layers, model_layers, seg);
+      set_param_grads(layers, model_layers, seg);
       const StepPeak reserved = simulate_step(
           layers, segments,
           allocated_bytes(in.images * 3 * in.height * in.width * 4, seg) + (in.sp > 1 ? layers.front().in : 0));

@@ -46,8 +46,7 @@ Optimizer::Optimizer(Params params, OptimizerOptions opts) : params_(std::move(p
 }
 
 void Optimizer::zero_grad() {
-  for (auto& [name, p] : params_)
-    if (p.grad().defined()) p.mutable_grad().zero_();
+  for (auto& [name, p] : params_) p.mutable_grad().reset();  // backward makes them again
 }
 
 void Optimizer::step(double lr) {

@@ -44,7 +44,7 @@ class Optimizer {
   Optimizer(Params params, OptimizerOptions opts);
 
   void step(double lr);  // uses each parameter's .grad(); no-op for parameters without one
-  void zero_grad();
+  void zero_grad();      // lets every gradient go: backward makes them anew, none is held between steps
   int64_t steps() const { return steps_; }
 
   // State as "<param>.<slot>" tensors plus "__step__", for checkpoints.

@@ -259,8 +259,7 @@ double Trainer::gradient_square_sum(std::vector<at::Tensor>& chunks) const {
 
 void Trainer::zero_gradients() {
   if (s_->optim) return s_->optim->zero_grad();
-  for (auto& [name, p] : named_parameters())  // ZeRO's gradients stage dropped them already
-    if (p.grad().defined()) p.mutable_grad().zero_();
+  for (auto& [name, p] : named_parameters()) p.mutable_grad().reset();  // ZeRO's gradients stage dropped them already
 }
 
 std::vector<double> Trainer::agree(double square_sum, bool summed, const std::map<std::string, double>& losses) const {

@@ -92,7 +92,11 @@ TEST(StrategyPlanner, ShardingLowersThePeakAndCheckpointingCostsTime) {
   const PlanRow none = find(1, 1, "none"), ck = find(1, 1, "block"), tp4 = find(4, 4, "none");
   EXPECT_LT(ck.activation_peak, none.activation_peak / 2);  // (a third with parallel.recompute none)
   EXPECT_GT(ck.relative_time, none.relative_time);
-  EXPECT_NEAR(static_cast<double>(tp4.activation_peak) / static_cast<double>(none.activation_peak), 0.25, 0.03);
+  // The peak holds the gradients made so far (whole on every rank), the saved activations a quarter.
+  EXPECT_LT(static_cast<double>(tp4.activation_peak) / static_cast<double>(none.activation_peak), 0.3);
+  const double saved = static_cast<double>(predict(tp4.applied_to(tiny())).worst().saved_activations) /
+                       static_cast<double>(predict(none.applied_to(tiny())).worst().saved_activations);
+  EXPECT_NEAR(saved, 0.25, 0.03);
   EXPECT_DOUBLE_EQ(none.relative_time, 1.0);
 }
 
