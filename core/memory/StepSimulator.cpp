@@ -1,9 +1,10 @@
 // Live bytes follow the engine: a layer frees its input after forward unless it keeps it;
 // backward frees each layer's saved tensors once it ran; a checkpointed segment keeps its
 // input, recomputes itself with grad inside backward and holds its output meanwhile; a
-// layer's parameter gradients stay once its backward made them (when they are not fixed state;
-// counted at its high point too: a ConvNeXt block's last op, the depthwise conv, comes after
-// its MLP's weight gradients).
+// layer's parameter gradients stay once its backward made them. At a layer's own high point:
+// a plain layer's (one op) are counted, a ConvNeXt block's are not (its peak, in the pointwise
+// backward, comes before its weight gradients: measured to the byte on the quickstart, none and
+// tp2), unless it is recomputed (its recompute's high point, the depthwise conv, comes after).
 #include "memory/StepSimulator.h"
 
 #include <algorithm>
@@ -105,7 +106,7 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
   for (size_t i = L.size(); i-- > 0;) {
     const LayerMemory& l = L[i];
     if (seg_at[i] < 0) {
-      m.touch(l.backward_extra + l.param_grad, "backward of " + l.name);
+      m.touch(l.backward_extra + (l.block ? 0 : l.param_grad), "backward of " + l.name);
       m.add(-l.saved - (l.saves_input && !held_by_previous(i) ? l.in : 0) + l.in_grad - g -
             (l.keeps_output ? l.out : 0) + l.param_grad);
       g = l.in_grad;
