@@ -171,10 +171,11 @@ class Builder {
     const int64_t ln = cuda_half() ? R(MC * 4) : 0;  // LayerNorm's fp32 input on CUDA
     // LayerNorm's output (and its cast) beside fc1's; then GELU's beside fc2's; then the branch
     // beside the block's output (and drop path's scaled copy).
-    l.forward_extra = std::max({ln + R(MC * (cuda_half() ? 4 : a_)) + (half_ && cuda_half() ? R(MC * a_) : 0) +
-                                    (cast_in ? R(MC * a_) : 0) - l.out,
-                                R(MH * a_) + R(MC * a_) - l.out, R(MC * 4) * (in_.drop_path ? 2 : 1),
-                                g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0});
+    const int64_t norm_fc1 = ln + R(MC * (cuda_half() ? 4 : a_)) + (half_ && cuda_half() ? R(MC * a_) : 0) +
+                             (cast_in ? R(MC * a_) : 0) - l.out;
+    const int64_t branch = std::max(R(MC * 4) * (in_.drop_path ? 2 : 1), g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0);
+    l.forward_extra = std::max({norm_fc1, R(MH * a_) + R(MC * a_) - l.out, branch});
+    l.recompute_forward_extra = std::max(norm_fc1, branch);  // no GELU, no fc2: the branch is zeros
     l.nograd_extra = 2 * R(MH * a_);
     const int64_t fc_w = fc1.weight_elements() + fc2.weight_elements();
     const int64_t dw_scratch = in_.device == DeviceKind::Cpu ? R(cpu_grouped_weight_grad_scratch(dw, g.plain, a_)) : 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,9 +45,12 @@ struct LayerMemory {
   int64_t nograd_extra = 0;              // transient above in + out when run without grad (checkpointed)
   int64_t backward_extra = 0;            // transient above (saved still held + grad of output), input grad included
   int64_t recompute_backward_extra = 0;  // the same inside a recomputation, whose caller holds the output
-  int64_t in_grad = 0;                   // bytes of the gradient it returns for its input
-  // Bytes of its parameters' gradients its backward makes and keeps: set by the planner when
-  // gradients do not outlive the step (parallel.shard_state gradients); 0 when they are fixed state.
+  // forward_extra inside a recomputation of this layer alone whose output nothing reads (a
+  // block-checkpointed ConvNeXt block stops at fc1: model::recompute_output_unread); none: the same
+  std::optional<int64_t> recompute_forward_extra;
+  int64_t in_grad = 0;  // bytes of the gradient it returns for its input
+  // Bytes of its parameters' gradients its backward makes and keeps through the step (set by
+  // the planner: gradients are made in backward and let go after the update).
   int64_t param_grad = 0;
   int64_t halo_bytes = 0;  // bytes received + sent by its halo exchange per forward
   double flops = 0;        // forward multiply-adds x 2

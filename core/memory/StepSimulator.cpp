@@ -39,10 +39,14 @@ class Live {
 
 // Forward with grad over [first, last]; the input of `first` is already live. An input the
 // layer before keeps (its last ReLU's result) stays until that layer's backward.
-void forward_with_grad(const std::vector<LayerMemory>& L, size_t first, size_t last, Live& m, const char* phase) {
+// recompute: a recomputation, where a segment of one block (whose output nothing reads) has
+// its own transient.
+void forward_with_grad(const std::vector<LayerMemory>& L, size_t first, size_t last, Live& m, const char* phase,
+                       bool recompute = false) {
   for (size_t i = first; i <= last; ++i) {
     const LayerMemory& l = L[i];
-    m.touch(l.saved + l.out + l.forward_extra, std::string(phase) + l.name);
+    const bool alone = recompute && first == last && l.block && l.recompute_forward_extra;
+    m.touch(l.saved + l.out + (alone ? *l.recompute_forward_extra : l.forward_extra), std::string(phase) + l.name);
     m.add(l.saved + l.out);
     if (!l.saves_input && i != first && !L[i - 1].keeps_output) m.add(-l.in);
   }
@@ -113,7 +117,7 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
       continue;
     }
     const Segment& s = segments[static_cast<size_t>(seg_at[i])];
-    forward_with_grad(L, s.first, s.last, m, "recompute of ");  // output y is held meanwhile
+    forward_with_grad(L, s.first, s.last, m, "recompute of ", true);  // output y is held meanwhile
     int64_t gi = g;
     for (size_t k = s.last + 1; k-- > s.first;) {
       const LayerMemory& lk = L[k];

@@ -1,6 +1,7 @@
 // Forward and backward of the per-pixel branch by hand, autocast's casts made explicit: saved
 // are y (C per pixel) and fc1's output (4C); the plain ops keep 11C (y, LayerNorm's output,
-// fc1's and GELU's outputs, fc2's output) plus LayerNorm's statistics.
+// fc1's and GELU's outputs, fc2's output) plus LayerNorm's statistics. A checkpoint's recompute
+// stops at fc1: nothing reads its output's values.
 #include "model/BlockPointwise.h"
 
 #include <ATen/ATen.h>
@@ -37,7 +38,7 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& y_in, const at::Tensor& norm_w,
                             const at::Tensor& norm_b, const at::Tensor& fc1_w, const at::Tensor& fc1_b,
                             const at::Tensor& fc2_w, const at::Tensor& fc2_b, const at::Tensor& gamma, double eps,
-                            int64_t dtype) {
+                            int64_t dtype, bool output_unread) {
     const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
     const auto a = static_cast<at::ScalarType>(dtype);
     // Kept channels-last contiguous (conv_dw's NCHW output goes): LayerNorm reads it in place.
@@ -47,10 +48,11 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
       const at::Tensor n = std::get<0>(norm(y, norm_w, norm_b, eps));  // (..., C)
       h = at::linear(n.to(a), fc1_w.flatten(1).to(a), fc1_b.to(a));
     }
-    const at::Tensor f = at::linear(at::gelu(h), fc2_w.flatten(1).to(a), fc2_b.to(a));  // (..., C)
     ctx->save_for_backward({y, h, norm_w, norm_b, fc1_w, fc2_w, fc2_b, gamma});
     ctx->saved_data["eps"] = eps;
     ctx->saved_data["dtype"] = dtype;
+    if (output_unread) return at::zeros(y.sizes(), y.options().dtype(c10::promoteTypes(a, gamma.scalar_type())));
+    const at::Tensor f = at::linear(at::gelu(h), fc2_w.flatten(1).to(a), fc2_b.to(a));  // (..., C)
     return f * gamma;  // gamma (fp32) promotes: the stream stays fp32
   }
 
@@ -86,18 +88,26 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     auto [grad_x, grad_norm_w, grad_norm_b] =
         at::native_layer_norm_backward(grad_n, norm_input(y), {c}, mean, rstd, norm_w, norm_b, {true, true, true});
     const auto as = [](const at::Tensor& g, const at::Tensor& like) { return g.to(like.scalar_type()); };
-    return {as(grad_x, y),         as(grad_norm_w, norm_w), as(grad_norm_b, norm_b),
-            as(grad_fc1_w, fc1_w), as(grad_fc1_b, fc1_w),   as(grad_fc2_w, fc2_w),
-            as(grad_fc2_b, fc2_b), as(grad_gamma, gamma),   at::Tensor(),
+    return {as(grad_x, y),
+            as(grad_norm_w, norm_w),
+            as(grad_norm_b, norm_b),
+            as(grad_fc1_w, fc1_w),
+            as(grad_fc1_b, fc1_w),
+            as(grad_fc2_w, fc2_w),
+            as(grad_fc2_b, fc2_b),
+            as(grad_gamma, gamma),
+            at::Tensor(),
+            at::Tensor(),
             at::Tensor()};
   }
 };
 
 }  // namespace
 
-torch::Tensor block_pointwise(const torch::Tensor& y, const BlockPointwiseWeights& w) {
+torch::Tensor block_pointwise(const torch::Tensor& y, const BlockPointwiseWeights& w, bool output_unread) {
   return BlockPointwiseFunction::apply(y, w.norm_weight, w.norm_bias, w.fc1_weight, w.fc1_bias, w.fc2_weight,
-                                       w.fc2_bias, w.gamma, w.eps, static_cast<int64_t>(compute_dtype(y)));
+                                       w.fc2_bias, w.gamma, w.eps, static_cast<int64_t>(compute_dtype(y)),
+                                       output_unread);
 }
 
 }  // namespace halo::model

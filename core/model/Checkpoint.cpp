@@ -28,22 +28,31 @@ const char* to_string(CheckpointLevel l) {
 
 namespace {
 
-thread_local int recompute_depth = 0;  // > 0 while a segment reruns inside backward
+thread_local int recompute_depth = 0;        // > 0 while a segment reruns inside backward
+thread_local bool recompute_unread = false;  // ... one whose output's values nothing reads
 
 struct Recomputing {
-  Recomputing() { ++recompute_depth; }
-  ~Recomputing() { --recompute_depth; }
+  explicit Recomputing(bool output_unread) : was_unread(recompute_unread) {
+    ++recompute_depth;
+    recompute_unread = output_unread;
+  }
+  ~Recomputing() {
+    --recompute_depth;
+    recompute_unread = was_unread;
+  }
+  bool was_unread;
 };
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 struct SegmentCapsule : torch::CustomClassHolder {
-  SegmentCapsule(Segment s, shard::Partition p, std::shared_ptr<parallel::Communicator> g)
-      : segment(std::move(s)), part(std::move(p)), group(std::move(g)) {}
+  SegmentCapsule(Segment s, shard::Partition p, std::shared_ptr<parallel::Communicator> g, bool unread)
+      : segment(std::move(s)), part(std::move(p)), group(std::move(g)), output_unread(unread) {}
   Segment segment;
   shard::Partition part, out_part;
   std::shared_ptr<parallel::Communicator> group;
+  bool output_unread = false;  // the recompute's output values are not read (only its graph)
   at::Tensor cpu_rng;
   bool cuda = false;
   at::Tensor cuda_rng;
@@ -93,7 +102,7 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     {
       at::AutoGradMode enable(true);
       const AutocastScope autocast(x.device().type(), cap->autocast, cap->autocast_dtype);
-      const Recomputing recomputing;
+      const Recomputing recomputing(cap->output_unread);
       y = cap->segment({x, cap->part, cap->group}).local;
     }
     cpu_gen.set_state(cpu_now);
@@ -112,8 +121,10 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
 
 bool recomputing() { return recompute_depth > 0; }
 
-parallel::ShardedTensor checkpointed(const Segment& segment, const parallel::ShardedTensor& x) {
-  auto cap = c10::make_intrusive<SegmentCapsule>(segment, x.part, x.group);
+bool recompute_output_unread() { return recompute_depth > 0 && recompute_unread; }
+
+parallel::ShardedTensor checkpointed(const Segment& segment, const parallel::ShardedTensor& x, bool output_unread) {
+  auto cap = c10::make_intrusive<SegmentCapsule>(segment, x.part, x.group, output_unread);
   at::Tensor y = CheckpointFunction::apply(x.local, cap);
   return {y, cap->out_part, x.group};
 }

@@ -18,7 +18,14 @@ using Segment = std::function<parallel::ShardedTensor(const parallel::ShardedTen
 // (BatchNorm's running statistics) must not happen twice.
 bool recomputing();
 
-// y = segment(x), saving only x for backward.
-parallel::ShardedTensor checkpointed(const Segment& segment, const parallel::ShardedTensor& x);
+// True while a checkpointed segment whose output's values nothing reads (one ConvNeXt block:
+// backward needs only its graph) reruns inside backward: the block may skip the ops that only
+// the output needs (fc2 and GELU), exactly, as its saved tensors are the same.
+bool recompute_output_unread();
+
+// y = segment(x), saving only x for backward. output_unread: the segment's last op is one
+// that honours recompute_output_unread() (a ConvNeXt block).
+parallel::ShardedTensor checkpointed(const Segment& segment, const parallel::ShardedTensor& x,
+                                     bool output_unread = false);
 
 }  // namespace halo::model

@@ -63,7 +63,7 @@ ShardedTensor ConvNeXtStageImpl::forward_inner(ShardedTensor x) {
   for (size_t j = 0; j < blocks->size(); ++j) {
     auto& block = blocks->at<ConvNeXtBlockImpl>(j);
     if (checkpoint == CheckpointLevel::Block)
-      x = checkpointed([&block](const ShardedTensor& in) { return block.forward(in); }, x);
+      x = checkpointed([&block](const ShardedTensor& in) { return block.forward(in); }, x, /*output_unread=*/true);
     else
       x = block.forward(x);
     LayerProbe::layer_done(names_[names_.size() - blocks->size() + j], x.local);

@@ -6,6 +6,7 @@
 
 #include "arch/ConvNeXtLayers.h"
 #include "model/BlockPointwise.h"
+#include "model/Checkpoint.h"
 #include "model/Init.h"
 
 namespace halo::model {
@@ -54,8 +55,10 @@ parallel::ShardedTensor ConvNeXtBlockImpl::forward(const parallel::ShardedTensor
   torch::Tensor y = conv_dw->forward(x).local;  // (B, C, H, W/world)
   // Per pixel in (B, H, W/world, C), for either MLP style (1x1 convs run as Linear: faster on CPU).
   if (recompute_cheap_ && is_training()) {
-    y = block_pointwise(y.permute({0, 2, 3, 1}), {norm->weight, norm->bias, mlp->fc1_weight, mlp->fc1_bias,
-                                                  mlp->fc2_weight, mlp->fc2_bias, gamma, norm->eps()})
+    y = block_pointwise(y.permute({0, 2, 3, 1}),
+                        {norm->weight, norm->bias, mlp->fc1_weight, mlp->fc1_bias, mlp->fc2_weight, mlp->fc2_bias,
+                         gamma, norm->eps()},
+                        recompute_output_unread())
             .permute({0, 3, 1, 2});
   } else {
     y = mlp->forward_last(norm->forward_last(y.permute({0, 2, 3, 1}))).permute({0, 3, 1, 2});

@@ -66,6 +66,21 @@ TEST_P(BlockPointwise, GivesThePlainBlocksValuesAndGradients) {
     EXPECT_LE(relative(cheap.grads[i], plain.grads[i]), c.tolerance) << "parameter " << i;
 }
 
+// A checkpoint's recompute of a block computes only what backward keeps (LayerNorm and fc1,
+// not GELU, fc2 or the output's values): the saved tensors are the same, so every gradient is
+// the same to the bit as without checkpointing, drop path's replayed draws included.
+TEST(BlockPointwiseRecompute, CheckpointedGradientsEqualTheUncheckpointedOnesBitForBit) {
+  for (const bool bf16 : {false, true}) {
+    const Result whole = run(true, at::kFloat, bf16, 0.2, CheckpointLevel::None);
+    const Result ckpt = run(true, at::kFloat, bf16, 0.2, CheckpointLevel::Block);
+    EXPECT_TRUE(torch::equal(ckpt.logits, whole.logits)) << "bf16 " << bf16;
+    EXPECT_TRUE(torch::equal(ckpt.input_grad, whole.input_grad)) << "bf16 " << bf16;
+    ASSERT_EQ(ckpt.grads.size(), whole.grads.size());
+    for (size_t i = 0; i < whole.grads.size(); ++i)
+      EXPECT_TRUE(torch::equal(ckpt.grads[i], whole.grads[i])) << "parameter " << i << ", bf16 " << bf16;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, BlockPointwise,
                          ::testing::Values(Case{"float64", at::kDouble, false, 0.0, CheckpointLevel::None, 1e-12},
                                            Case{"float64_drop_path_checkpoint", at::kDouble, false, 0.2,
