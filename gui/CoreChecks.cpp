@@ -96,9 +96,10 @@ std::string CoreChecks::prediction_text(const config::ExperimentConfig& cfg) {
   std::string out = fmt::format("{} {} (sp={} dp={}, {}), {:.1f} M parameters\n", p->arch, config::name_of(p->strategy),
                                 p->sp, p->dp, config::name_of(p->precision), static_cast<double>(p->parameters) / 1e6);
   for (const auto& r : p->ranks)
-    out += fmt::format("rank {}: peak {}  (weights+grads+optimizer {}, saved activations {}, activation peak {}){}\n",
-                       r.rank, gib(r.peak), gib(r.weights + r.gradients + r.optimizer_state), gib(r.saved_activations),
-                       gib(r.activation_peak), r.allocator_slack > 0 ? ", reserved " + gib(r.reserved) : "");
+    out += fmt::format(
+        "rank {}: peak {}  (weights+optimizer {}, saved activations {}, activation peak {} with {} of gradients){}\n",
+        r.rank, gib(r.peak), gib(r.weights + r.gradients + r.optimizer_state), gib(r.saved_activations),
+        gib(r.activation_peak), gib(r.gradients_at_peak), r.allocator_slack > 0 ? ", reserved " + gib(r.reserved) : "");
   out += fmt::format("peak at: {}\nstep time (estimate): {:.0f} ms", p->worst().peak_at, p->time.total_s * 1000);
   if (const auto warn = memory::fit_warning(cfg))
     out += "\nwarning: " + *warn;

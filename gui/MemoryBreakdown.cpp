@@ -1,5 +1,6 @@
 // Predicted parts come straight from memory::RankPrediction (inputs count as saved: they are
-// held through backward like saved tensors); transient is what the peak adds above them.
+// held through backward like saved tensors; gradients are those backward made by the peak);
+// transient is what the peak adds above them.
 #include "MemoryBreakdown.h"
 
 #include <QObject>
@@ -22,10 +23,11 @@ MemoryBreakdown MemoryBreakdown::predicted(const memory::RankPrediction& r) {
   MemoryBreakdown b;
   const double saved = static_cast<double>(r.inputs + r.saved_activations);
   b.parts[Weights] = static_cast<double>(r.weights);
-  b.parts[Gradients] = static_cast<double>(r.gradients);
+  const double grads = static_cast<double>(r.gradients + r.gradients_at_peak);
+  b.parts[Gradients] = grads;
   b.parts[Optimizer] = static_cast<double>(r.optimizer_state + r.scaler_and_buffers);
   b.parts[Saved] = saved;
-  b.parts[Transient] = std::max(0.0, static_cast<double>(r.activation_peak) - saved);
+  b.parts[Transient] = std::max(0.0, static_cast<double>(r.activation_peak) - saved - grads);
   b.peak = static_cast<double>(r.peak);
   return b;
 }
@@ -38,7 +40,7 @@ MemoryBreakdown MemoryBreakdown::measured(const RunModel& run, int rank) {
   for (size_t i = from; i < s.mem_peak.size(); ++i) {
     b.peak = std::max(b.peak, s.mem_peak[i]);
     const double start = i < s.mem_step_start.size() ? s.mem_step_start[i] : 0;
-    if (start <= 0 || i == 0) continue;  // step 0 starts before gradients and moments exist
+    if (start <= 0 || i == 0) continue;  // step 0 starts before the optimizer's moments exist
     b.fixed = std::max(b.fixed.value_or(0), start);
     b.activations = std::max(b.activations.value_or(0), s.mem_peak[i] - start);
   }
@@ -46,13 +48,13 @@ MemoryBreakdown MemoryBreakdown::measured(const RunModel& run, int rank) {
 }
 
 std::optional<double> MemoryBreakdown::fixed_sum() const {
-  if (parts[Weights] && parts[Gradients] && parts[Optimizer])
-    return *parts[Weights] + *parts[Gradients] + *parts[Optimizer];
+  if (parts[Weights] && parts[Optimizer]) return *parts[Weights] + *parts[Optimizer];
   return fixed;
 }
 
 std::optional<double> MemoryBreakdown::activations_sum() const {
-  if (parts[Saved] && parts[Transient]) return *parts[Saved] + *parts[Transient];
+  if (parts[Saved] && parts[Gradients] && parts[Transient])
+    return *parts[Saved] + *parts[Gradients] + *parts[Transient];
   return activations;
 }
 
@@ -64,8 +66,9 @@ std::vector<MemoryBreakdown::Error> MemoryBreakdown::errors(const MemoryBreakdow
     out.push_back({what, *pv, *mv, rel, std::fabs(rel) > 0.10});
   };
   for (int i = 0; i < kParts; ++i) add(part_name(i), p.parts[static_cast<size_t>(i)], m.parts[static_cast<size_t>(i)]);
-  if (!m.parts[Weights]) add(QObject::tr("weights + gradients + optimizer state"), p.fixed_sum(), m.fixed_sum());
-  if (!m.parts[Saved]) add(QObject::tr("activations (saved + transient)"), p.activations_sum(), m.activations_sum());
+  if (!m.parts[Weights]) add(QObject::tr("weights + optimizer state"), p.fixed_sum(), m.fixed_sum());
+  if (!m.parts[Saved])
+    add(QObject::tr("activations (saved + gradients + transient)"), p.activations_sum(), m.activations_sum());
   add(QObject::tr("peak"), p.peak, m.peak > 0 ? std::optional<double>(m.peak) : std::nullopt);
   return out;
 }

@@ -20,14 +20,15 @@ struct MemoryBreakdown {
   enum Part { Weights, Gradients, Optimizer, Saved, Transient, kParts };
   static QString part_name(int part);
   // Bytes per part (nullopt: not known). A measurement may know only sums of parts: `fixed`
-  // is weights + gradients + optimizer state, `activations` saved + transient.
+  // is weights + optimizer state (held from step to step), `activations` saved + gradients
+  // (made in backward, let go after the update) + transient.
   std::array<std::optional<double>, kParts> parts;
   std::optional<double> fixed, activations;
   double peak = 0;
 
   static MemoryBreakdown predicted(const memory::RankPrediction& r);
   // From rank `rank`'s step events: its peak; the fixed state where the events carry the
-  // step's starting level (memory.step_start, once gradients exist), and finer parts where
+  // step's starting level (memory.step_start, once the optimizer's moments exist), and finer parts where
   // they carry them. Steps after the first are used (the first allocates the state).
   static MemoryBreakdown measured(const RunModel& run, int rank);
   std::optional<double> fixed_sum() const;        // parts or `fixed`

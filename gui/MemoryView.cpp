@@ -122,7 +122,8 @@ void MemoryView::refresh() {
                  : !p  ? tr("%1: the planner cannot predict this run's config.").arg(run_->name())
                        : tr("%1 — predicted by core's planner (memory::predict) for the run's own config; measured "
                              "from its step events after the first: the peak, and where they carry memory.step_start "
-                             "the state (weights + gradients + optimizer) and the activations above it. The timeline: "
+                             "the state (weights + optimizer state) and what the step adds above it (activations and the "
+                             "gradients backward makes, let go after the update). The timeline: "
                              "the planner's walk of one step (dashed) and each rank's measured second step (solid).")
                             .arg(run_->name()));
   draw_bars();

@@ -42,6 +42,7 @@ nlohmann::json rank_json(const memory::RankPrediction& r) {
           {"comm_buffers", r.comm_buffers},
           {"optimizer_transient", r.optimizer_transient},
           {"activation_peak", r.activation_peak},
+          {"gradients_at_peak", r.gradients_at_peak},
           {"peak", r.peak},
           {"allocator_slack", r.allocator_slack},
           {"reserved", r.reserved},
@@ -61,7 +62,8 @@ void print_detail(const memory::Prediction& p) {
                 static_cast<long>(l.halo_right), static_cast<double>(l.saved + (l.saves_input ? l.in : 0)) / MiB,
                 static_cast<double>(l.backward_extra) / MiB);
   const std::vector<std::pair<const char*, int64_t>> parts{{"weights", r.weights},
-                                                           {"gradients", r.gradients},
+                                                           {"gradients held between steps", r.gradients},
+                                                           {"gradients made by the peak", r.gradients_at_peak},
                                                            {"optimizer state", r.optimizer_state},
                                                            {"loss scaler + buffers", r.scaler_and_buffers},
                                                            {"input images", r.inputs},

@@ -79,6 +79,8 @@ struct State {
   int64_t whole_gradients = 0;  // every parameter's gradient (held through later micro-steps)
   int64_t sync_peak = 0;        // live above the fixed state during the gradient sync
   int64_t optimizer_peak = 0;   // ... during the gradient norm and the update
+  int64_t optimizer_grads =
+      0;  // of optimizer_peak: gradients (whole ones, ZeRO's chunks); the sync's are all gradients
   std::string sync_name = "gradient all-reduce";
 };
 
@@ -118,6 +120,7 @@ State state_memory(const config::ExperimentConfig& cfg, const arch::LayerList& l
     s.optimizer_state = slots * whole;
     s.sync_peak = world > 1 ? whole + largest_bucket : 0;  // every gradient, one bucket's flat copy at a time
     s.optimizer_peak = whole + update_transient(layers.largest_parameter().numel());
+    s.optimizer_grads = whole;
     return s;
   }
   // ZeRO: per bucket, the flat storage (world chunks), this rank's chunk of gradients and state.
@@ -142,6 +145,7 @@ State state_memory(const config::ExperimentConfig& cfg, const arch::LayerList& l
   if (zero == config::ShardState::Optimizer) {
     s.sync_peak = whole + largest_bucket;
     s.optimizer_peak = whole + chunks + opt;
+    s.optimizer_grads = whole + chunks;
     return s;
   }
   // Gradients: made in backward (and held through the later micro-steps of an accumulation),
@@ -155,6 +159,7 @@ State state_memory(const config::ExperimentConfig& cfg, const arch::LayerList& l
     kept += chunk[b];
   }
   s.optimizer_peak = chunks + opt;
+  s.optimizer_grads = chunks;
   return s;
 }
 
@@ -222,6 +227,7 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
       const StepPeak later = simulate_step(held, segments, r.inputs);
       if (later.peak + st.whole_gradients > step.peak) {
         step.peak = later.peak + st.whole_gradients;
+        step.grads_at_peak = st.whole_gradients;
         step.where = later.where + " (a later micro-step: every gradient held)";
       }
     }
@@ -234,9 +240,10 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     r.saved_activations = step.saved_at_backward - (r.layers.front().saves_input ? r.layers.front().in : 0);
     r.backward_transient = step.peak - step.saved_at_backward;
     r.activation_peak = std::max({step.peak, r.comm_buffers, r.optimizer_transient});
-    r.peak_at = step.peak >= std::max(r.comm_buffers, r.optimizer_transient) ? step.where
-                : r.comm_buffers >= r.optimizer_transient                    ? st.sync_name
-                                                                             : "optimizer step";
+    const bool at_step = step.peak >= std::max(r.comm_buffers, r.optimizer_transient);
+    const bool at_sync = !at_step && r.comm_buffers >= r.optimizer_transient;
+    r.peak_at = at_step ? step.where : at_sync ? st.sync_name : "optimizer step";
+    r.gradients_at_peak = at_step ? step.grads_at_peak : at_sync ? st.sync_peak : st.optimizer_grads;
     r.peak = r.weights + r.gradients + r.optimizer_state + r.scaler_and_buffers + r.activation_peak;
     if (in.device == DeviceKind::Cuda) {
       const ActivationInput seg = activation_input(cfg, rank, true);

@@ -16,7 +16,8 @@ namespace halo::memory {
 
 struct RankPrediction {
   int rank = 0;  // sp index (dp replicas are identical)
-  int64_t weights = 0, gradients = 0, optimizer_state = 0;
+  int64_t weights = 0, optimizer_state = 0;
+  int64_t gradients = 0;           // held from step to step: none (backward makes them; the update lets them go)
   int64_t scaler_and_buffers = 0;  // module buffers (BatchNorm's running statistics); the loss scaler holds no tensor
   int64_t inputs = 0;              // the step's images (and the stripe copy at sp > 1), held through forward
   int64_t saved_activations = 0;   // saved for backward when backward begins (the input the stem keeps excluded)
@@ -27,7 +28,8 @@ struct RankPrediction {
   int64_t comm_buffers = 0;
   int64_t optimizer_transient = 0;
   int64_t activation_peak = 0;      // peak above the step's starting level (`halo bench memory`'s activation)
-  int64_t peak = 0;                 // weights + gradients + optimizer + buffers + activation_peak
+  int64_t gradients_at_peak = 0;    // of activation_peak: the parameter gradients made by then (or the sync's copies)
+  int64_t peak = 0;                 // weights + gradients (held) + optimizer + buffers + activation_peak
   int64_t allocator_slack = 0;      // CUDA: reserved beyond allocated (estimate); CPU: 0 (exact counts)
   int64_t reserved = 0;             // peak + slack
   std::string peak_at;              // where the peak happens

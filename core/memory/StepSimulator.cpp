@@ -16,9 +16,11 @@ namespace {
 class Live {
  public:
   Live(int64_t start, std::vector<TracePoint>* trace) : live_(start), trace_(trace) {}
-  void touch(int64_t extra, const std::string& where) {
+  // extra: above the live bytes at this high point, of which grad_extra are parameter gradients.
+  void touch(int64_t extra, const std::string& where, int64_t grad_extra = 0) {
     if (live_ + extra > peak_) {
       peak_ = live_ + extra;
+      peak_grads_ = grads_ + grad_extra;
       where_ = where;
     }
     if (trace_) trace_->push_back({where, live_ + extra, live_});
@@ -27,12 +29,17 @@ class Live {
     live_ += b;
     if (trace_ && !trace_->empty()) trace_->back().after = live_;
   }
+  void add_grads(int64_t b) {  // parameter gradients a backward made (and kept)
+    add(b);
+    grads_ += b;
+  }
   int64_t live() const { return live_; }
   int64_t peak() const { return peak_; }
+  int64_t peak_grads() const { return peak_grads_; }
   const std::string& where() const { return where_; }
 
  private:
-  int64_t live_ = 0, peak_ = 0;
+  int64_t live_ = 0, peak_ = 0, grads_ = 0, peak_grads_ = 0;
   std::string where_;
   std::vector<TracePoint>* trace_;
 };
@@ -110,9 +117,11 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
   for (size_t i = L.size(); i-- > 0;) {
     const LayerMemory& l = L[i];
     if (seg_at[i] < 0) {
-      m.touch(l.backward_extra + (l.block ? 0 : l.param_grad), "backward of " + l.name);
+      const int64_t made = l.block ? 0 : l.param_grad;
+      m.touch(l.backward_extra + made, "backward of " + l.name, made);
       m.add(-l.saved - (l.saves_input && !held_by_previous(i) ? l.in : 0) + l.in_grad - g -
-            (l.keeps_output ? l.out : 0) + l.param_grad);
+            (l.keeps_output ? l.out : 0));
+      m.add_grads(l.param_grad);
       g = l.in_grad;
       continue;
     }
@@ -124,9 +133,10 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
       const bool last = k == s.last;
       const bool in_held = k == s.first || L[k - 1].keeps_output;  // by the checkpoint, or the layer before
       m.touch((last ? lk.recompute_backward_extra : lk.backward_extra) + lk.param_grad,
-              "backward of " + lk.name + " (recompute)");
+              "backward of " + lk.name + " (recompute)", lk.param_grad);
       m.add(-lk.saved - (lk.saves_input && !in_held ? lk.in : 0) + lk.in_grad - (last ? 0 : gi) -
-            (lk.keeps_output && !last ? lk.out : 0) + lk.param_grad);
+            (lk.keeps_output && !last ? lk.out : 0));
+      m.add_grads(lk.param_grad);
       gi = lk.in_grad;
     }
     // The recomputed output, the kept input (unless the layer before still keeps it), the
@@ -136,6 +146,7 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
     i = s.first;
   }
   r.peak = m.peak();
+  r.grads_at_peak = m.peak_grads();
   r.where = m.where();
   return r;
 }

@@ -21,7 +21,8 @@ struct StepPeak {
   int64_t peak = 0;               // live bytes above the step's start, at the worst moment
   int64_t saved_at_backward = 0;  // saved activations (and inputs) when backward begins
   int64_t forward_peak = 0;
-  std::string where;  // "backward of stages.0.blocks.2 (recompute)"
+  int64_t grads_at_peak = 0;  // of `peak`: the parameter gradients backward had made by then
+  std::string where;          // "backward of stages.0.blocks.2 (recompute)"
 };
 
 // One operation of the simulated step, in order: its name ("forward of stem", "backward of

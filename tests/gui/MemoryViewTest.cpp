@@ -33,7 +33,7 @@ int64_t measured_peak(double scale, const memory::RankPrediction& r) {
 
 // A tiny tp2 run whose ranks report `scale` times the predicted peak; with `fixed_scale`
 // > 0 the steps also report their starting level (memory.step_start) at that times the
-// predicted weights + gradients + optimizer state.
+// predicted weights + optimizer state.
 std::unique_ptr<RunModel> run_at(double scale, memory::Prediction* out = nullptr, double fixed_scale = 0) {
   auto run = std::make_unique<RunModel>();
   const auto cfg = config::parse_experiment(testing::tiny_experiment(5)).config;
@@ -65,6 +65,11 @@ TEST(MemoryView, PredictedPartsAddUpAndTheMeasuredPeakIsBesideThem) {
     double sum = 0;
     for (const auto& part : v.predicted()[r].parts) sum += part.value_or(0);
     EXPECT_DOUBLE_EQ(sum, static_cast<double>(p.ranks[r].peak)) << r;
+    // Gradients are made in backward: a part of the step above the state, as many as by the
+    // peak (none here: this run peaks in forward).
+    const auto grads = v.predicted()[r].parts[MemoryBreakdown::Gradients];
+    ASSERT_TRUE(grads.has_value());
+    EXPECT_DOUBLE_EQ(*grads, static_cast<double>(p.ranks[r].gradients_at_peak)) << r;
     EXPECT_DOUBLE_EQ(v.measured()[r].peak, static_cast<double>(measured_peak(1.02, p.ranks[r])));
   }
   EXPECT_TRUE(v.flagged().isEmpty()) << v.flagged().join("; ").toStdString();  // 2 % off: fine
@@ -95,9 +100,9 @@ TEST(MemoryView, StepStartSplitsTheMeasuredBarIntoStateAndActivations) {
   ASSERT_TRUE(m.activations.has_value());
   EXPECT_NEAR(*m.activations, static_cast<double>(p.ranks[0].peak) - *m.fixed, 1.0);
   bool state_flagged = false;
-  for (const QString& f : v.flagged()) state_flagged = state_flagged || f.contains("weights + gradients");
+  for (const QString& f : v.flagged()) state_flagged = state_flagged || f.contains("weights + optimizer");
   EXPECT_TRUE(state_flagged) << v.flagged().join("; ").toStdString();
-  // Step 0 (no gradients, no moments yet) is left out: a run of one step has no split.
+  // Step 0 (no moments yet) is left out: a run of one step has no split.
   auto one = std::make_unique<RunModel>();
   one->set_config(run->config());
   one->add_line(

@@ -121,6 +121,18 @@ TEST(StrategyPlanner, PaperScaleRowsMeetThePublishedFigures) {
   // tp4 + checkpoint (published 3.05; 4.80 with zero2) needs the weights sharded too (ZeRO 3).
 }
 
+// Gradients are made in backward: none is held from step to step; a peak in backward holds
+// those made by then (some, not all: stage 3's, where convnext_tiny without checkpointing peaks).
+TEST(StrategyPlanner, GradientsAtThePeakAreThoseBackwardMadeByThen) {
+  const Prediction p = predict(tiny());
+  const RankPrediction& r = p.worst();
+  EXPECT_EQ(r.gradients, 0);
+  EXPECT_NE(r.peak_at.find("backward of stages.3"), std::string::npos) << r.peak_at;
+  EXPECT_GT(r.gradients_at_peak, 0);
+  EXPECT_LT(r.gradients_at_peak, p.parameters * 4);
+  EXPECT_LT(r.gradients_at_peak, r.activation_peak);
+}
+
 TEST(StrategyPlanner, WidthThatCannotShardIsReported) {
   config::ExperimentConfig c = tiny();
   c.data.width = 992;  // 31 columns in stage 3: one rank, not two
