@@ -9,6 +9,7 @@
 #include "arch/Backbones.h"
 #include "arch/ConvNeXtLayers.h"
 #include "config/ExperimentConfig.h"
+#include "memory/OpenLaneHeads.h"
 #include "memory/StepSimulator.h"
 #include "shard/StateBuckets.h"
 #include "util/Error.h"
@@ -26,6 +27,9 @@ int64_t parameter_count(const arch::ConvNeXtVariant& v, int64_t classes) {
 std::optional<std::string> unplanned(const config::ExperimentConfig& cfg) {
   const auto family = arch::backbone_family(cfg.model.arch);
   if (!family) return fmt::format("model.arch '{}' is unknown", cfg.model.arch);
+  if (cfg.task == config::Task::OpenLaneV2 && cfg.train.precision != config::Precision::Fp32)
+    return fmt::format("the memory planner models the OpenLane-V2 neck and heads at fp32 only (train.precision is {})",
+                       config::name_of(cfg.train.precision));
   if (*family != arch::Family::ConvNeXt && cfg.train.precision != config::Precision::Fp32)
     return fmt::format("the memory planner models {} at fp32 only (train.precision is {})", cfg.model.arch,
                        config::name_of(cfg.train.precision));
@@ -38,13 +42,62 @@ namespace {
 
 constexpr int64_t kBucketBytes = 25 << 20;  // GradSync's and ShardedState's bucket size
 
+bool openlane(const config::ExperimentConfig& cfg) { return cfg.task == config::Task::OpenLaneV2; }
+
+OpenLaneDims openlane_dims(const config::ExperimentConfig& cfg) {
+  OpenLaneDims d;
+  d.dim = cfg.model.dim;
+  return d;
+}
+
+// The last layer of a backbone stage on this rank (its output feeds the OpenLane neck).
+const LayerMemory& stage_output(const std::vector<LayerMemory>& layers, int stage) {
+  for (size_t i = layers.size(); i-- > 0;)
+    if (layers[i].stage == stage) return layers[i];
+  throw util::Error(fmt::format("the backbone has no stage {} for the OpenLane-V2 neck", stage),
+                    "choose a backbone with four stages");
+}
+
+int64_t stage_channels(const arch::LayerList& layers, int stage) {
+  int64_t c = 0;
+  for (const arch::Layer& l : layers)
+    if (l.stage == stage) c = l.out_channels;
+  return c;
+}
+
+// Every parameter of the model: the backbone's, and for OpenLane-V2 the neck's and heads'.
+std::vector<arch::Parameter> model_parameters(const config::ExperimentConfig& cfg, const arch::LayerList& layers) {
+  std::vector<arch::Parameter> params = layers.parameters();
+  if (openlane(cfg)) {
+    const auto heads =
+        openlane_head_parameters(openlane_dims(cfg), stage_channels(layers, 2), stage_channels(layers, 3));
+    params.insert(params.end(), heads.begin(), heads.end());
+  }
+  return params;
+}
+
+// The rank's layers in forward order: the backbone's, and for OpenLane-V2 the neck and heads
+// as one more (with the gradients of their parameters).
+std::vector<LayerMemory> model_rows(const config::ExperimentConfig& cfg, const ActivationInput& in) {
+  std::vector<LayerMemory> rows = activation_layers(in);
+  if (!openlane(cfg)) return rows;
+  const OpenLaneDims d = openlane_dims(cfg);
+  LayerMemory heads = openlane_heads_layer(d, cfg.data.batch, stage_output(rows, 2), stage_output(rows, 3), in);
+  for (const arch::Parameter& p :
+       openlane_head_parameters(d, stage_output(rows, 2).channels, stage_output(rows, 3).channels))
+    heads.param_grad += allocated_bytes(p.numel() * 4, in);
+  rows.push_back(std::move(heads));
+  return rows;
+}
+
 ActivationInput activation_input(const config::ExperimentConfig& cfg, int rank, bool reserved) {
   if (auto why = unplanned(cfg))
     throw util::Error(*why, arch::backbone_family(cfg.model.arch)
                                 ? "train it and read the per-rank memory the run measures (the workbench's Memory tab)"
                                 : "choose one of: " + arch::backbone_names());
   ActivationInput in;
-  in.layers = *arch::backbone_layers(cfg.model.arch, cfg.model.num_classes);
+  // OpenLane-V2's backbone has no classifier: its stages feed the neck.
+  in.layers = *arch::backbone_layers(cfg.model.arch, openlane(cfg) ? 0 : cfg.model.num_classes);
   in.images = cfg.data.batch * cfg.data.views;
   in.height = cfg.data.height;
   in.width = cfg.data.width;
@@ -86,14 +139,18 @@ struct State {
 
 // Fixed state and sync/optimizer transients: every parameter's own block (half a granule
 // of rounding each on average), or ZeRO's flat buckets of which this rank updates one chunk.
-State state_memory(const config::ExperimentConfig& cfg, const arch::LayerList& layers, int world,
+State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params, int world,
                    const ActivationInput& in) {
   const auto R = [&](int64_t b) { return allocated_bytes(b, in); };
-  const auto params = layers.parameters();
   std::vector<int64_t> bytes;
-  for (const auto& p : params) bytes.push_back(p.numel() * 4);
+  int64_t P = 0, largest = 0;
+  for (const auto& p : params) {
+    bytes.push_back(p.numel() * 4);
+    P += p.numel();
+    largest = std::max(largest, p.numel());
+  }
   const auto buckets = shard::state_buckets(bytes, {}, kBucketBytes);
-  const int64_t P = layers.parameter_count(), tensors = static_cast<int64_t>(params.size());
+  const int64_t tensors = static_cast<int64_t>(params.size());
   const int slots = cfg.optim.name == config::OptimizerKind::Sgd ? 1 : 2;
   const config::ShardState zero = world > 1 ? cfg.parallel.shard_state : config::ShardState::None;
   State s;
@@ -119,7 +176,7 @@ State state_memory(const config::ExperimentConfig& cfg, const arch::LayerList& l
     s.weights = whole;
     s.optimizer_state = slots * whole;
     s.sync_peak = world > 1 ? whole + largest_bucket : 0;  // every gradient, one bucket's flat copy at a time
-    s.optimizer_peak = whole + update_transient(layers.largest_parameter().numel());
+    s.optimizer_peak = whole + update_transient(largest);
     s.optimizer_grads = whole;
     return s;
   }
@@ -207,7 +264,8 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
   p.sp = first.sp;
   p.device = first.device;
   const arch::LayerList& model_layers = first.layers;
-  p.parameters = model_layers.parameter_count();
+  const std::vector<arch::Parameter> params = model_parameters(cfg, model_layers);
+  for (const arch::Parameter& q : params) p.parameters += q.numel();
   const int64_t P = p.parameters;
   const int world = p.sp * p.dp;
   for (int rank = 0; rank < p.sp; ++rank) {
@@ -215,10 +273,12 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     r.rank = rank;
     ActivationInput in = activation_input(cfg, rank, false);
     const auto R = [&](int64_t b) { return allocated_bytes(b, in); };
-    r.layers = activation_layers(in);
+    r.layers = model_rows(cfg, in);
     const auto segments = checkpoint_segments(r.layers, p.checkpoint);
-    r.inputs = R(in.images * 3 * in.height * in.width * 4) + (in.sp > 1 ? r.layers.front().in : 0);
-    const State st = state_memory(cfg, model_layers, world, in);
+    // The images, and at sp > 1 this rank's stripe copy; OpenLane-V2's loader reads the stripe only.
+    r.inputs = openlane(cfg) ? r.layers.front().in
+                             : R(in.images * 3 * in.height * in.width * 4) + (in.sp > 1 ? r.layers.front().in : 0);
+    const State st = state_memory(cfg, params, world, in);
     set_param_grads(r.layers, model_layers, in);
     StepPeak step = simulate_step(r.layers, segments, r.inputs);
     if (cfg.train.accumulation > 1) {  // micro-steps after the first hold every gradient
@@ -247,11 +307,13 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     r.peak = r.weights + r.gradients + r.optimizer_state + r.scaler_and_buffers + r.activation_peak;
     if (in.device == DeviceKind::Cuda) {
       const ActivationInput seg = activation_input(cfg, rank, true);
-      auto layers = activation_layers(seg);
+      auto layers = model_rows(cfg, seg);
       set_param_grads(layers, model_layers, seg);
       const StepPeak reserved = simulate_step(
           layers, segments,
-          allocated_bytes(in.images * 3 * in.height * in.width * 4, seg) + (in.sp > 1 ? layers.front().in : 0));
+          openlane(cfg)
+              ? layers.front().in
+              : allocated_bytes(in.images * 3 * in.height * in.width * 4, seg) + (in.sp > 1 ? layers.front().in : 0));
       r.allocator_slack = std::max<int64_t>(0, reserved.peak - step.peak) + (20 << 20);  // + the small-block pool
     }
     r.reserved = r.peak + r.allocator_slack;
