@@ -3,6 +3,7 @@
 #include "memory/MemoryPlanner.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -159,16 +160,12 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
   auto update_transient = [&](int64_t n) {
     return cfg.optim.name == config::OptimizerKind::Sgd ? 2 * R(n * 4) : std::max(2 * R(n * 8), 5 * R(n * 4));
   };
-  std::vector<int64_t> elements, grads;  // per bucket: its parameters' elements, their whole gradients
+  std::vector<int64_t> elements;  // per bucket: its parameters' elements
   int64_t largest_bucket = 0;
   for (const auto& bucket : buckets) {
-    int64_t n = 0, g = 0;
-    for (size_t i : bucket) {
-      n += params[i].numel();
-      g += R(params[i].numel() * 4);
-    }
+    int64_t n = 0;
+    for (size_t i : bucket) n += params[i].numel();
     elements.push_back(n);
-    grads.push_back(g);
     largest_bucket = std::max(largest_bucket, R(n * 4));
   }
   s.whole_gradients = whole;
@@ -182,14 +179,11 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
   }
   // ZeRO: per bucket, the flat storage (world chunks), this rank's chunk of gradients and state.
   int64_t chunks = 0, chunk_max = 0;
-  std::vector<int64_t> flats, chunk;  // per bucket: flat copy, chunk
   for (int64_t n : elements) {
     const int64_t c = shard::chunk_elements(n, world);
     s.weights += R(c * world * 4);
     chunks += R(c * 4);
     chunk_max = std::max(chunk_max, c);
-    flats.push_back(R(c * world * 4));
-    chunk.push_back(R(c * 4));
   }
   s.optimizer_state = slots * chunks;
   // Beside this rank's gradient chunks: the norm's double slices (2 x 64 Ki elements), then one
@@ -205,18 +199,49 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
     s.optimizer_grads = whole + chunks;
     return s;
   }
-  // Gradients: made in backward (and held through the later micro-steps of an accumulation),
-  // then reduce-scattered bucket by bucket, each bucket's whole gradients let go once packed.
+  // Gradients: made in backward (and held through the earlier micro-steps of an accumulation);
+  // the last backward reduce-scatters each bucket once it is complete (bucket_sync), so after
+  // it only this rank's chunks are left.
   s.sync_name = "gradient reduce-scatter";
-  int64_t left = 0, kept = 0;
-  for (int64_t g : grads) left += g;
-  for (size_t b = 0; b < buckets.size(); ++b) {  // the flat copy, then (its gradients gone) the chunk
-    s.sync_peak = std::max({s.sync_peak, left + kept + flats[b], left - grads[b] + kept + flats[b] + chunk[b]});
-    left -= grads[b];
-    kept += chunk[b];
-  }
+  s.sync_peak = chunks;
   s.optimizer_peak = chunks + opt;
   s.optimizer_grads = chunks;
+  return s;
+}
+
+// ZeRO's gradients stage: which row's gradients fill which bucket (a parameter belongs to the
+// layer that lists it; the OpenLane neck's and heads' to the last row).
+std::optional<BucketSync> bucket_sync(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params,
+                                      const arch::LayerList& layers, const std::vector<LayerMemory>& rows, int world,
+                                      const ActivationInput& in) {
+  if (world == 1 || cfg.parallel.shard_state != config::ShardState::Gradients) return std::nullopt;
+  std::map<std::string, size_t> row_of_layer;
+  for (size_t i = 0; i < rows.size(); ++i) row_of_layer[rows[i].name] = i;
+  std::map<std::string, size_t> row_of_param;
+  for (const arch::Layer& l : layers)
+    for (const arch::Parameter& p : l.parameters)
+      if (auto it = row_of_layer.find(l.name); it != row_of_layer.end()) row_of_param[p.name] = it->second;
+  std::vector<int64_t> bytes;
+  for (const auto& p : params) bytes.push_back(p.numel() * 4);
+  BucketSync s;
+  s.layer_grads.resize(rows.size());
+  for (const auto& bucket : shard::state_buckets(bytes, {}, kBucketBytes)) {
+    const size_t b = s.flat.size();
+    int64_t n = 0;
+    for (size_t i : bucket) {
+      n += params[i].numel();
+      const auto it = row_of_param.find(params[i].name);
+      auto& grads = s.layer_grads[it == row_of_param.end() ? rows.size() - 1 : it->second];
+      const int64_t g = allocated_bytes(params[i].numel() * 4, in);
+      if (!grads.empty() && grads.back().first == b)
+        grads.back().second += g;
+      else
+        grads.emplace_back(b, g);
+    }
+    const int64_t c = shard::chunk_elements(n, world);
+    s.flat.push_back(allocated_bytes(c * world * 4, in));
+    s.chunk.push_back(allocated_bytes(c * 4, in));
+  }
   return s;
 }
 
@@ -280,7 +305,8 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
                              : R(in.images * 3 * in.height * in.width * 4) + (in.sp > 1 ? r.layers.front().in : 0);
     const State st = state_memory(cfg, params, world, in);
     set_param_grads(r.layers, model_layers, in);
-    StepPeak step = simulate_step(r.layers, segments, r.inputs);
+    r.bucket_sync = bucket_sync(cfg, params, model_layers, r.layers, world, in);
+    StepPeak step = simulate_step(r.layers, segments, r.inputs, nullptr, r.bucket_sync ? &*r.bucket_sync : nullptr);
     if (cfg.train.accumulation > 1) {  // micro-steps after the first hold every gradient
       std::vector<LayerMemory> held = r.layers;
       for (LayerMemory& l : held) l.param_grad = 0;
@@ -309,11 +335,13 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
       const ActivationInput seg = activation_input(cfg, rank, true);
       auto layers = model_rows(cfg, seg);
       set_param_grads(layers, model_layers, seg);
+      const auto seg_sync = bucket_sync(cfg, params, model_layers, layers, world, seg);
       const StepPeak reserved = simulate_step(
           layers, segments,
           openlane(cfg)
               ? layers.front().in
-              : allocated_bytes(in.images * 3 * in.height * in.width * 4, seg) + (in.sp > 1 ? layers.front().in : 0));
+              : allocated_bytes(in.images * 3 * in.height * in.width * 4, seg) + (in.sp > 1 ? layers.front().in : 0),
+          nullptr, seg_sync ? &*seg_sync : nullptr);
       r.allocator_slack = std::max<int64_t>(0, reserved.peak - step.peak) + (20 << 20);  // + the small-block pool
     }
     r.reserved = r.peak + r.allocator_slack;

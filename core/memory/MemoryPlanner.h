@@ -10,6 +10,7 @@
 #include "arch/ConvNeXtVariant.h"
 #include "config/ExperimentConfig.h"
 #include "memory/ActivationModel.h"
+#include "memory/StepSimulator.h"
 #include "memory/StepTime.h"
 
 namespace halo::memory {
@@ -34,6 +35,8 @@ struct RankPrediction {
   int64_t reserved = 0;             // peak + slack
   std::string peak_at;              // where the peak happens
   std::vector<LayerMemory> layers;  // per layer, forward order
+  // ZeRO's gradients stage (world > 1): the buckets backward reduce-scatters (simulate_step's)
+  std::optional<BucketSync> bucket_sync;
 };
 
 struct Prediction {

@@ -59,6 +59,42 @@ void forward_with_grad(const std::vector<LayerMemory>& L, size_t first, size_t l
   }
 }
 
+// The buckets of a BucketSync as backward completes them.
+class Buckets {
+ public:
+  explicit Buckets(const BucketSync* s) : s_(s) {
+    if (!s_) return;
+    remaining_.assign(s_->flat.size(), 0);
+    grads_.assign(s_->flat.size(), 0);
+    for (const auto& layer : s_->layer_grads)
+      for (const auto& [b, bytes] : layer) {
+        ++remaining_.at(b);
+        grads_.at(b) += bytes;
+      }
+    done_.assign(s_->flat.size(), false);
+    next_ = static_cast<int64_t>(s_->flat.size()) - 1;
+  }
+  // Layer i's backward made its gradients: the buckets it completes go, in order.
+  void layer_done(size_t i, Live& m) {
+    if (!s_ || i >= s_->layer_grads.size()) return;
+    for (const auto& [b, bytes] : s_->layer_grads[i])
+      if (--remaining_[b] == 0) done_[b] = true;
+    for (; next_ >= 0 && done_[static_cast<size_t>(next_)]; --next_) {
+      const auto b = static_cast<size_t>(next_);
+      const int64_t flat = s_->flat[b], chunk = s_->chunk[b];
+      m.touch(flat, "gradient reduce-scatter in backward", flat);  // the copy beside every gradient
+      m.touch(flat + chunk - grads_[b], "gradient reduce-scatter in backward", flat + chunk - grads_[b]);
+      m.add_grads(chunk - grads_[b]);
+    }
+  }
+
+ private:
+  const BucketSync* s_;
+  std::vector<int64_t> remaining_, grads_;
+  std::vector<bool> done_;
+  int64_t next_ = -1;
+};
+
 }  // namespace
 
 std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers,
@@ -79,8 +115,9 @@ std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers,
 }
 
 StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segment>& segments, int64_t inputs,
-                       std::vector<TracePoint>* trace) {
+                       std::vector<TracePoint>* trace, const BucketSync* sync) {
   Live m(inputs, trace);
+  Buckets buckets(sync);
   m.touch(0, "forward");
   std::vector<int> seg_at(L.size(), -1);
   for (size_t s = 0; s < segments.size(); ++s)
@@ -122,6 +159,7 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
       m.add(-l.saved - (l.saves_input && !held_by_previous(i) ? l.in : 0) + l.in_grad - g -
             (l.keeps_output ? l.out : 0));
       m.add_grads(l.param_grad);
+      buckets.layer_done(i, m);
       g = l.in_grad;
       continue;
     }
@@ -137,6 +175,7 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
       m.add(-lk.saved - (lk.saves_input && !in_held ? lk.in : 0) + lk.in_grad - (last ? 0 : gi) -
             (lk.keeps_output && !last ? lk.out : 0));
       m.add_grads(lk.param_grad);
+      buckets.layer_done(k, m);
       gi = lk.in_grad;
     }
     // The recomputed output, the kept input (unless the layer before still keeps it), the

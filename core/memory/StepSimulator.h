@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/Enums.h"
@@ -32,12 +33,21 @@ struct TracePoint {
   int64_t high = 0, after = 0;  // above the step's start
 };
 
+// ZeRO's gradients stage: in backward, once the last gradient of a bucket is made, the bucket
+// is packed into a flat copy (its whole gradients let go) and reduce-scattered into this rank's
+// chunk; buckets go from the last to the first (a bucket done early waits for those before it).
+struct BucketSync {
+  std::vector<std::vector<std::pair<size_t, int64_t>>> layer_grads;  // per layer: (bucket, its gradients' bytes there)
+  std::vector<int64_t> flat, chunk;                                  // per bucket
+};
+
 // inputs: bytes the caller holds until forward ends (the images and, on several ranks, this
 // rank's stripe copy, which is the first layer's input); that input stays while the first
 // layer keeps it for backward.
 // trace: when given, every operation's live bytes (the predicted within-step timeline).
+// sync: when given, the buckets reduce-scattered inside backward.
 StepPeak simulate_step(const std::vector<LayerMemory>& layers, const std::vector<Segment>& segments, int64_t inputs,
-                       std::vector<TracePoint>* trace = nullptr);
+                       std::vector<TracePoint>* trace = nullptr, const BucketSync* sync = nullptr);
 
 // Checkpoint segments of ConvNeXt: each block, or each stage (downsample + blocks); none without a level.
 std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers,

@@ -3,8 +3,11 @@
 #include "parallel/ShardedState.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include "shard/StateBuckets.h"
 
@@ -17,6 +20,27 @@ at::Tensor flat_view(const at::Tensor& flat, int64_t offset, const at::Tensor& l
 }
 
 }  // namespace
+
+// Per step while armed: gradients still to come per bucket, the buckets done, the next to go.
+struct ShardedState::Overlap {
+  ShardedState* owner = nullptr;  // cleared when the state goes (the hooks stay on the parameters)
+  bool armed = false;
+  std::vector<size_t> bucket_of;  // per parameter (buckets().size(): none)
+  std::vector<int64_t> remaining;
+  std::vector<bool> done;
+  std::vector<at::Tensor> chunks;
+  int64_t next = -1;  // the bucket to reduce-scatter next (the last first)
+};
+
+// Called by AccumulateGrad once a parameter's .grad holds this backward's gradient.
+struct OverlapHook : torch::autograd::PostAccumulateGradHook {
+  OverlapHook(std::shared_ptr<ShardedState::Overlap> o, size_t param) : overlap(std::move(o)), param(param) {}
+  void operator()(const torch::autograd::Variable& /*tensor*/) override {
+    if (overlap->armed && overlap->owner) overlap->owner->gradient_made(param);
+  }
+  std::shared_ptr<ShardedState::Overlap> overlap;
+  size_t param;
+};
 
 ShardedState::ShardedState(NamedParams params, const std::function<GradPlacement(const std::string&)>& placement,
                            std::shared_ptr<Mesh> mesh, size_t bucket_bytes)
@@ -47,6 +71,19 @@ ShardedState::ShardedState(NamedParams params, const std::function<GradPlacement
     }
     buckets_.push_back(std::move(b));
   }
+  overlap_ = std::make_shared<Overlap>();
+  overlap_->owner = this;
+  overlap_->bucket_of.assign(params_.size(), buckets_.size());
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    for (size_t i : buckets_[b].params) {
+      overlap_->bucket_of[i] = b;
+      torch::autograd::impl::set_post_acc_grad_hooks(params_[i].second, std::make_unique<OverlapHook>(overlap_, i));
+    }
+}
+
+ShardedState::~ShardedState() {
+  overlap_->owner = nullptr;
+  overlap_->armed = false;
 }
 
 at::Tensor ShardedState::owned_parameters(size_t bucket) const {
@@ -54,20 +91,53 @@ at::Tensor ShardedState::owned_parameters(size_t bucket) const {
   return b.flat.narrow(0, mesh_->world().rank() * b.chunk, b.chunk);
 }
 
+at::Tensor ShardedState::reduce_scatter_bucket(size_t bucket, bool free_gradients) {
+  const Bucket& b = buckets_.at(bucket);
+  at::NoGradGuard no_grad;
+  at::Tensor flat = at::zeros_like(b.flat);  // one bucket's gradients at a time
+  for (size_t k = 0; k < b.params.size(); ++k) {
+    at::Tensor& g = params_[b.params[k]].second.mutable_grad();
+    if (g.defined()) flat.narrow(0, b.offset[k], g.numel()).copy_(g.reshape(-1)).mul_(b.scale[k]);
+    if (free_gradients) g = at::Tensor();  // packed: the whole gradient goes before the collective
+  }
+  at::Tensor chunk = at::empty({b.chunk}, flat.options());
+  mesh_->world().reduce_scatter_sum_async(flat, chunk).wait();
+  return chunk;
+}
+
 std::vector<at::Tensor> ShardedState::reduce_scatter_gradients(bool free_gradients) {
   std::vector<at::Tensor> out;
-  for (const Bucket& b : buckets_) {
-    at::Tensor flat = at::zeros_like(b.flat);  // one bucket's gradients at a time
-    for (size_t k = 0; k < b.params.size(); ++k) {
-      at::Tensor& g = params_[b.params[k]].second.mutable_grad();
-      if (g.defined()) flat.narrow(0, b.offset[k], g.numel()).copy_(g.reshape(-1)).mul_(b.scale[k]);
-      if (free_gradients) g = at::Tensor();  // packed: the whole gradient goes before the collective
-    }
-    at::Tensor chunk = at::empty({b.chunk}, flat.options());
-    mesh_->world().reduce_scatter_sum_async(flat, chunk).wait();
-    out.push_back(std::move(chunk));
-  }
+  for (size_t b = 0; b < buckets_.size(); ++b) out.push_back(reduce_scatter_bucket(b, free_gradients));
   return out;
+}
+
+void ShardedState::arm_overlap() {
+  Overlap& o = *overlap_;
+  o.remaining.clear();
+  for (const Bucket& b : buckets_) o.remaining.push_back(static_cast<int64_t>(b.params.size()));
+  o.done.assign(buckets_.size(), false);
+  o.chunks.assign(buckets_.size(), at::Tensor());
+  o.next = static_cast<int64_t>(buckets_.size()) - 1;
+  o.armed = true;
+}
+
+void ShardedState::gradient_made(size_t param) {
+  Overlap& o = *overlap_;
+  const size_t b = o.bucket_of.at(param);
+  if (b >= buckets_.size() || --o.remaining[b] > 0) return;
+  o.done[b] = true;
+  while (o.next >= 0 && o.done[static_cast<size_t>(o.next)]) {
+    o.chunks[static_cast<size_t>(o.next)] = reduce_scatter_bucket(static_cast<size_t>(o.next), true);
+    --o.next;
+  }
+}
+
+std::vector<at::Tensor> ShardedState::finish_overlap() {
+  Overlap& o = *overlap_;
+  o.armed = false;
+  for (; o.next >= 0; --o.next)  // buckets with a parameter that got no gradient, in the same order
+    o.chunks[static_cast<size_t>(o.next)] = reduce_scatter_bucket(static_cast<size_t>(o.next), true);
+  return std::exchange(o.chunks, {});
 }
 
 std::vector<at::Tensor> ShardedState::owned_gradients() const {

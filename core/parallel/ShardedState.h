@@ -34,6 +34,9 @@ class ShardedState {
   // the tensors stay the same objects, so modules, optimizers and checkpoints see them).
   ShardedState(NamedParams params, const std::function<GradPlacement(const std::string&)>& placement,
                std::shared_ptr<Mesh> mesh, size_t bucket_bytes = 25u << 20);
+  ~ShardedState();
+  ShardedState(const ShardedState&) = delete;
+  ShardedState& operator=(const ShardedState&) = delete;
 
   const std::vector<Bucket>& buckets() const { return buckets_; }
   const NamedParams& params() const { return params_; }
@@ -42,6 +45,13 @@ class ShardedState {
   // After backward, one bucket at a time: the pre-scaled gradients reduce-scattered over the
   // world into this rank's chunks; `free_gradients` drops each parameter's .grad once it is packed.
   std::vector<at::Tensor> reduce_scatter_gradients(bool free_gradients);
+  // The same inside the next backward: once the last gradient of a bucket is accumulated, the
+  // bucket is packed (its whole gradients let go) and reduce-scattered, from the last bucket
+  // to the first (the order backward completes them, the same on every rank; a bucket done
+  // early waits for those before it). finish_overlap() syncs what backward left (parameters
+  // that got no gradient) and returns this rank's chunks, as reduce_scatter_gradients(true).
+  void arm_overlap();
+  std::vector<at::Tensor> finish_overlap();
   // Gradients already summed on every rank (GradSync): this rank's chunks, copied out.
   std::vector<at::Tensor> owned_gradients() const;
   // Every rank's updated chunk into every rank's parameters.
@@ -58,6 +68,12 @@ class ShardedState {
   NamedParams params_;
   std::shared_ptr<Mesh> mesh_;
   std::vector<Bucket> buckets_;
+
+  at::Tensor reduce_scatter_bucket(size_t b, bool free_gradients);
+  void gradient_made(size_t param);  // a parameter's gradient is accumulated (armed: its bucket may go)
+  struct Overlap;
+  friend struct OverlapHook;
+  std::shared_ptr<Overlap> overlap_;  // shared with the parameters' post-accumulate hooks
 };
 
 }  // namespace halo::parallel

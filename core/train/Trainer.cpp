@@ -156,7 +156,7 @@ StepResult Trainer::step() {
   const bool zero_grads = cfg_.parallel.shard_state == config::ShardState::Gradients;
   std::vector<at::Tensor> chunks;
   if (zero_grads) {
-    chunks = s_->shards->reduce_scatter_gradients(true);
+    chunks = s_->shards->finish_overlap();  // most buckets went during the last backward
   } else {
     s_->sync->sync();
     if (zero) chunks = s_->shards->owned_gradients();
@@ -210,6 +210,9 @@ std::map<std::string, double> Trainer::micro_steps(StepTimings& time, model::Lay
     const std::map<std::string, at::Tensor> losses = forward(m);
     const auto t1 = clock_type::now();
     if (probe && m == 0) probe->begin_backward();
+    // ZeRO's gradients stage: the last micro-step's backward reduce-scatters each bucket as
+    // soon as its gradients are complete (earlier ones accumulate whole gradients).
+    if (m == accum - 1 && cfg_.parallel.shard_state == config::ShardState::Gradients) s_->shards->arm_overlap();
     (losses.at("loss") * (s_->scaler.scale() / accum)).backward();
     if (probe && m == 0) probe->end_backward();  // the layers report no more: one micro-step is the timeline
     if (probe && m == accum - 1 && accum > 1) probe->mark(fmt::format("micro-steps 2..{}", accum));
