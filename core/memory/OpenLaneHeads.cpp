@@ -68,10 +68,13 @@ class HeadsRecorder {
   int64_t f(int64_t elements) const { return allocated_bytes(elements * 4, in_); }
   int64_t R(int64_t bytes) const { return allocated_bytes(bytes, in_); }
   LayerTape& tape() { return tape_; }
+  double flops() const { return flops_; }
 
   // FPN on the stripes (1x1 laterals, nearest upsampling, the 3x3 conv), then the gather.
   Id neck() {
     const int64_t BV = in_.images, D = d_.dim, lat16_n = BV * D * h16_ * c16_;
+    flops_ += 2.0 * static_cast<double>(lat16_n) * static_cast<double>(c16_channels_ + 9 * D) +
+              2.0 * static_cast<double>(BV * D * s32_.height * s32_.columns * s32_.channels);
     const Id lat16 = tape_.op({.name = "lateral_convs.0",
                                .reads = {x16_},
                                .out = f(lat16_n),
@@ -113,6 +116,8 @@ class HeadsRecorder {
   // IPM: every BEV cell at every height sampled from every camera, averaged, stacked, 1x1 conv, ReLU.
   Id view_transform(Id feats) {
     const int64_t BV = in_.images, D = d_.dim, P = d_.bev_x * d_.bev_y * d_.bev_z, S = d_.bev_x * d_.bev_y;
+    // bilinear sampling (4 taps), the masked mean; the 1x1 conv over the stacked heights
+    flops_ += 10.0 * static_cast<double>(BV * D * P) + 2.0 * static_cast<double>(B_ * S * D * D * d_.bev_z);
     // Camera geometry without grad: the points (4, P), their projections (B, V, 4, P), the
     // masks and pixel coordinates of each (B, V, P), the grid (B*V, P, 2) and its masked copy.
     const Id grid = tape_.op({.name = "ipm.grid", .out = f(BV * P * 2), .extra = f(4 * P) + f(BV * P * 10)});
@@ -156,16 +161,16 @@ class HeadsRecorder {
     x = add_norm(tgt, x, QBD);
     Id y = attention(x, mem, queries, S);
     x = add_norm(x, y, QBD);
-    y = linear(x, queries * B_ * d_.ffn, D * d_.ffn);
+    y = linear(x, queries * B_, D, d_.ffn);
     const Id r = relu(y, queries * B_ * d_.ffn);
     tape_.drop(y);
-    y = linear(r, QBD, D * d_.ffn);
+    y = linear(r, queries * B_, d_.ffn, D);
     tape_.drop(r);
     const Id decoded = add_norm(x, y, QBD);  // (B, Q, D): a transposed view
     tape_.drop(mem);
     Head h;
     h.decoded = decoded;
-    h.logits = linear(decoded, queries * B_ * classes, D * classes);
+    h.logits = linear(decoded, queries * B_, D, classes);
     const Id a = mlp(decoded, queries * B_, D, reg, 3);
     h.reg = tape_.op({.name = "sigmoid", .reads = {a}, .out = f(queries * B_ * reg), .saves_result = true});
     tape_.drop(a);
@@ -187,12 +192,14 @@ class HeadsRecorder {
   Id loss(const std::vector<Id>& outputs) { return tape_.op({.name = "loss", .reads = outputs, .out = R(4)}); }
 
  private:
-  Id linear(Id x, int64_t out_elements, int64_t weight) {
+  // x (rows, in) -> (rows, out)
+  Id linear(Id x, int64_t rows, int64_t in, int64_t out) {
+    flops_ += 2.0 * static_cast<double>(rows * in * out);
     return tape_.op({.name = "linear",
                      .reads = {x},
-                     .out = f(out_elements),
+                     .out = f(rows * out),
                      .saves = {x},
-                     .grad_extra = f(weight),
+                     .grad_extra = f(in * out),
                      .params = true});
   }
   Id relu(Id x, int64_t elements) {
@@ -205,7 +212,7 @@ class HeadsRecorder {
     for (int64_t i = 0; i < layers; ++i) {
       const bool last = i + 1 == layers;
       const int64_t o = last ? out : D;
-      const Id y = linear(cur, rows * o, (i == 0 ? in : D) * o);
+      const Id y = linear(cur, rows, i == 0 ? in : D, o);
       if (cur != x) tape_.drop(cur);
       if (last) return y;
       cur = relu(y, rows * o);
@@ -217,8 +224,9 @@ class HeadsRecorder {
   // values per head, softmax(q k^T) v, the output projection.
   Id attention(Id query, Id kv, int64_t q_len, int64_t k_len) {
     const int64_t D = d_.dim, QBD = q_len * B_ * D, KBD = k_len * B_ * D, A = B_ * d_.heads * q_len * k_len;
-    const Id q = linear(query, QBD, D * D);
-    const Id kvp = linear(kv, 2 * KBD, 2 * D * D);
+    const Id q = linear(query, q_len * B_, D, D);
+    const Id kvp = linear(kv, k_len * B_, D, 2 * D);
+    flops_ += 2.0 * 2.0 * static_cast<double>(A * (D / d_.heads)) + 2.0 * static_cast<double>(QBD * D);
     const Id qs = tape_.op({.name = "scale", .reads = {q}, .out = f(QBD)});
     const Id v = tape_.op({.name = "v", .reads = {kvp}, .out = f(KBD), .in_grads = {f(2 * KBD)}});
     const Id k = tape_.op({.name = "k", .reads = {kvp}, .out = f(KBD), .in_grads = {0}});
@@ -264,6 +272,7 @@ class HeadsRecorder {
   int64_t h16_ = 0, c16_ = 0, w16_ = 0, s16_bytes_ = 0, c16_channels_ = 0;
   LayerMemory s32_;
   Id x16_ = 0;
+  double flops_ = 0;
 };
 
 }  // namespace
@@ -309,7 +318,8 @@ LayerMemory openlane_heads_layer(const OpenLaneDims& d, int64_t batch, const Lay
   l.backward_extra = p.backward_extra;
   l.recompute_backward_extra = p.recompute_backward_extra;
   l.in_grad = p.in_grad;
-  l.bytes_moved = static_cast<double>(p.saved + 3 * p.out);
+  l.flops = r.flops();
+  l.bytes_moved = static_cast<double>(p.saved + p.forward_extra);
   return l;
 }
 
