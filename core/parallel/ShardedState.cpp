@@ -6,10 +6,12 @@
 #include <utility>
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include "shard/StateBuckets.h"
+#include "util/Error.h"
 
 namespace halo::parallel {
 
@@ -27,7 +29,7 @@ struct ShardedState::Overlap {
   bool armed = false;
   std::vector<size_t> bucket_of;  // per parameter (buckets().size(): none)
   std::vector<int64_t> remaining;
-  std::vector<bool> done;
+  std::vector<bool> done, made;  // per bucket; per parameter
   std::vector<at::Tensor> chunks;
   int64_t next = -1;  // the bucket to reduce-scatter next (the last first)
 };
@@ -116,6 +118,7 @@ void ShardedState::arm_overlap() {
   o.remaining.clear();
   for (const Bucket& b : buckets_) o.remaining.push_back(static_cast<int64_t>(b.params.size()));
   o.done.assign(buckets_.size(), false);
+  o.made.assign(params_.size(), false);
   o.chunks.assign(buckets_.size(), at::Tensor());
   o.next = static_cast<int64_t>(buckets_.size()) - 1;
   o.armed = true;
@@ -124,6 +127,13 @@ void ShardedState::arm_overlap() {
 void ShardedState::gradient_made(size_t param) {
   Overlap& o = *overlap_;
   const size_t b = o.bucket_of.at(param);
+  if (o.made.at(param))  // its bucket may have gone with the first: the sum would be wrong
+    throw util::Error(
+        fmt::format("parallel.shard_state gradients: parameter '{}' got a second gradient in one backward "
+                    "(its bucket is reduce-scattered once every parameter of it has one)",
+                    params_[param].first),
+        "run backward once per micro-step, or use parallel.shard_state optimizer");
+  o.made[param] = true;
   if (b >= buckets_.size() || --o.remaining[b] > 0) return;
   o.done[b] = true;
   while (o.next >= 0 && o.done[static_cast<size_t>(o.next)]) {

@@ -60,5 +60,21 @@ TEST(ShardedState, BucketsReduceScatteredInBackwardEqualThoseAfterIt) {
   h.run_ranks();
 }
 
+// A second backward while armed (a parameter's second gradient) is refused by name: its bucket
+// may already have gone without it.
+TEST(ShardedState, ASecondGradientInOneArmedBackwardIsRefused) {
+  Chain chain(2);
+  ShardedState s(chain.params, partial, Mesh::solo(), 2048);
+  s.arm_overlap();
+  chain.backward(0);
+  try {
+    chain.backward(0);
+    ADD_FAILURE() << "a second backward while armed was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("stages.1.weight"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("second gradient"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace halo::parallel
