@@ -40,6 +40,19 @@ struct Counter {
 
 }  // namespace
 
+void LayerTape::Replay::apply_to(LayerMemory& l) const {
+  l.in = in;
+  l.out = out;
+  l.saves_input = saves_input;
+  l.keeps_output = keeps_output;
+  l.saved = saved;
+  l.forward_extra = forward_extra;
+  l.nograd_extra = nograd_extra;
+  l.backward_extra = backward_extra;
+  l.recompute_backward_extra = recompute_backward_extra;
+  l.in_grad = in_grad;
+}
+
 LayerTape::Replay LayerTape::replay(Id output, int64_t out_grad) const {
   const size_t n = tensors_.size(), out_id = static_cast<size_t>(output);
   Replay r;

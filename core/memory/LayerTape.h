@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "memory/ActivationModel.h"
+
 namespace halo::memory {
 
 // A layer recorded op by op (forward order), then replayed three ways: forward with grad,
@@ -53,6 +55,8 @@ class LayerTape {
     // the gradient it passed in until the whole recomputation is done.
     int64_t backward_extra = 0, recompute_backward_extra = 0;
     int64_t in_grad = 0;  // bytes of the input's gradient it returns
+    // Copies these figures into a layer's LayerMemory (the rest, names and shapes, is the caller's).
+    void apply_to(LayerMemory& l) const;
   };
   // out_grad: bytes of the output's gradient as it arrives (-1: the output's bytes; a pooled
   // head hands back an expanded view of a (B, C) gradient).

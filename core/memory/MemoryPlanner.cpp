@@ -78,17 +78,39 @@ std::vector<arch::Parameter> model_parameters(const config::ExperimentConfig& cf
 }
 
 // The rank's layers in forward order: the backbone's, and for OpenLane-V2 the neck and heads
-// as one more (with the gradients of their parameters).
+// as one more.
 std::vector<LayerMemory> model_rows(const config::ExperimentConfig& cfg, const ActivationInput& in) {
   std::vector<LayerMemory> rows = activation_layers(in);
-  if (!openlane(cfg)) return rows;
-  const OpenLaneDims d = openlane_dims(cfg);
-  LayerMemory heads = openlane_heads_layer(d, cfg.data.batch, stage_output(rows, 2), stage_output(rows, 3), in);
-  for (const arch::Parameter& p :
-       openlane_head_parameters(d, stage_output(rows, 2).channels, stage_output(rows, 3).channels))
-    heads.param_grad += allocated_bytes(p.numel() * 4, in);
-  rows.push_back(std::move(heads));
+  if (openlane(cfg))
+    rows.push_back(
+        openlane_heads_layer(openlane_dims(cfg), cfg.data.batch, stage_output(rows, 2), stage_output(rows, 3), in));
   return rows;
+}
+
+// The step's images held through forward: the whole images and, at sp > 1, this rank's stripe
+// copy (the first row's input); OpenLane-V2's loader reads the stripe only.
+int64_t step_inputs(const config::ExperimentConfig& cfg, const std::vector<LayerMemory>& rows,
+                    const ActivationInput& in) {
+  if (openlane(cfg)) return rows.front().in;
+  return allocated_bytes(in.images * 3 * in.height * in.width * 4, in) + (in.sp > 1 ? rows.front().in : 0);
+}
+
+// Per parameter, the row whose backward makes its gradient: the layer that lists it (the
+// OpenLane neck's and heads' belong to the last row).
+std::vector<size_t> param_rows(const std::vector<arch::Parameter>& params, const arch::LayerList& layers,
+                               const std::vector<LayerMemory>& rows) {
+  std::map<std::string, size_t> row_of_layer;
+  for (size_t i = 0; i < rows.size(); ++i) row_of_layer[rows[i].name] = i;
+  std::map<std::string, size_t> row_of_param;
+  for (const arch::Layer& l : layers)
+    for (const arch::Parameter& p : l.parameters)
+      if (auto it = row_of_layer.find(l.name); it != row_of_layer.end()) row_of_param[p.name] = it->second;
+  std::vector<size_t> out;
+  for (const arch::Parameter& p : params) {
+    const auto it = row_of_param.find(p.name);
+    out.push_back(it == row_of_param.end() ? rows.size() - 1 : it->second);
+  }
+  return out;
 }
 
 ActivationInput activation_input(const config::ExperimentConfig& cfg, int rank, bool reserved) {
@@ -209,29 +231,21 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
   return s;
 }
 
-// ZeRO's gradients stage: which row's gradients fill which bucket (a parameter belongs to the
-// layer that lists it; the OpenLane neck's and heads' to the last row).
+// ZeRO's gradients stage: which row's gradients fill which bucket.
 std::optional<BucketSync> bucket_sync(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params,
-                                      const arch::LayerList& layers, const std::vector<LayerMemory>& rows, int world,
+                                      const std::vector<size_t>& row_of, size_t rows, int world,
                                       const ActivationInput& in) {
   if (world == 1 || cfg.parallel.shard_state != config::ShardState::Gradients) return std::nullopt;
-  std::map<std::string, size_t> row_of_layer;
-  for (size_t i = 0; i < rows.size(); ++i) row_of_layer[rows[i].name] = i;
-  std::map<std::string, size_t> row_of_param;
-  for (const arch::Layer& l : layers)
-    for (const arch::Parameter& p : l.parameters)
-      if (auto it = row_of_layer.find(l.name); it != row_of_layer.end()) row_of_param[p.name] = it->second;
   std::vector<int64_t> bytes;
   for (const auto& p : params) bytes.push_back(p.numel() * 4);
   BucketSync s;
-  s.layer_grads.resize(rows.size());
+  s.layer_grads.resize(rows);
   for (const auto& bucket : shard::state_buckets(bytes, {}, kBucketBytes)) {
     const size_t b = s.flat.size();
     int64_t n = 0;
     for (size_t i : bucket) {
       n += params[i].numel();
-      const auto it = row_of_param.find(params[i].name);
-      auto& grads = s.layer_grads[it == row_of_param.end() ? rows.size() - 1 : it->second];
+      auto& grads = s.layer_grads[row_of[i]];
       const int64_t g = allocated_bytes(params[i].numel() * 4, in);
       if (!grads.empty() && grads.back().first == b)
         grads.back().second += g;
@@ -245,12 +259,10 @@ std::optional<BucketSync> bucket_sync(const config::ExperimentConfig& cfg, const
   return s;
 }
 
-// Each layer's parameter gradients, made by its backward and kept through the step.
-void set_param_grads(std::vector<LayerMemory>& out, const arch::LayerList& layers, const ActivationInput& in) {
-  for (LayerMemory& l : out)
-    for (const arch::Layer& a : layers)
-      if (a.name == l.name)
-        for (const arch::Parameter& p : a.parameters) l.param_grad += allocated_bytes(p.numel() * 4, in);
+// Each row's parameter gradients, made by its backward and kept through the step.
+void set_param_grads(std::vector<LayerMemory>& rows, const std::vector<arch::Parameter>& params,
+                     const std::vector<size_t>& row_of, const ActivationInput& in) {
+  for (size_t i = 0; i < params.size(); ++i) rows[row_of[i]].param_grad += allocated_bytes(params[i].numel() * 4, in);
 }
 
 // The step's time: ZeRO's gradients stage reduce-scatters and all-gathers (an all-reduce's
@@ -297,15 +309,13 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     RankPrediction r;
     r.rank = rank;
     ActivationInput in = activation_input(cfg, rank, false);
-    const auto R = [&](int64_t b) { return allocated_bytes(b, in); };
     r.layers = model_rows(cfg, in);
     const auto segments = checkpoint_segments(r.layers, p.checkpoint);
-    // The images, and at sp > 1 this rank's stripe copy; OpenLane-V2's loader reads the stripe only.
-    r.inputs = openlane(cfg) ? r.layers.front().in
-                             : R(in.images * 3 * in.height * in.width * 4) + (in.sp > 1 ? r.layers.front().in : 0);
+    r.inputs = step_inputs(cfg, r.layers, in);
     const State st = state_memory(cfg, params, world, in);
-    set_param_grads(r.layers, model_layers, in);
-    r.bucket_sync = bucket_sync(cfg, params, model_layers, r.layers, world, in);
+    const std::vector<size_t> row_of = param_rows(params, model_layers, r.layers);
+    set_param_grads(r.layers, params, row_of, in);
+    r.bucket_sync = bucket_sync(cfg, params, row_of, r.layers.size(), world, in);
     StepPeak step = simulate_step(r.layers, segments, r.inputs, nullptr, r.bucket_sync ? &*r.bucket_sync : nullptr);
     if (cfg.train.accumulation > 1) {  // micro-steps after the first hold every gradient
       std::vector<LayerMemory> held = r.layers;
@@ -334,14 +344,10 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     if (in.device == DeviceKind::Cuda) {
       const ActivationInput seg = activation_input(cfg, rank, true);
       auto layers = model_rows(cfg, seg);
-      set_param_grads(layers, model_layers, seg);
-      const auto seg_sync = bucket_sync(cfg, params, model_layers, layers, world, seg);
-      const StepPeak reserved = simulate_step(
-          layers, segments,
-          openlane(cfg)
-              ? layers.front().in
-              : allocated_bytes(in.images * 3 * in.height * in.width * 4, seg) + (in.sp > 1 ? layers.front().in : 0),
-          nullptr, seg_sync ? &*seg_sync : nullptr);
+      set_param_grads(layers, params, row_of, seg);
+      const auto seg_sync = bucket_sync(cfg, params, row_of, layers.size(), world, seg);
+      const StepPeak reserved =
+          simulate_step(layers, segments, step_inputs(cfg, layers, seg), nullptr, seg_sync ? &*seg_sync : nullptr);
       r.allocator_slack = std::max<int64_t>(0, reserved.peak - step.peak) + (20 << 20);  // + the small-block pool
     }
     r.reserved = r.peak + r.allocator_slack;

@@ -308,16 +308,7 @@ LayerMemory openlane_heads_layer(const OpenLaneDims& d, int64_t batch, const Lay
   l.channels = 1;
   l.height = 1;
   l.columns = 1;
-  l.in = p.in;
-  l.out = p.out;
-  l.saves_input = p.saves_input;
-  l.keeps_output = p.keeps_output;
-  l.saved = p.saved;
-  l.forward_extra = p.forward_extra;
-  l.nograd_extra = p.nograd_extra;
-  l.backward_extra = p.backward_extra;
-  l.recompute_backward_extra = p.recompute_backward_extra;
-  l.in_grad = p.in_grad;
+  p.apply_to(l);
   l.flops = r.flops();
   l.bytes_moved = static_cast<double>(p.saved + p.forward_extra);
   return l;

@@ -288,16 +288,7 @@ LayerMemory memory_of(const arch::Layer& l, const Recorded& k, const LayerTape::
     m.halo_left = plan.halo_left();
     m.halo_right = plan.halo_right();
   }
-  m.in = p.in;
-  m.out = p.out;
-  m.saves_input = p.saves_input;
-  m.keeps_output = p.keeps_output;
-  m.saved = p.saved;
-  m.forward_extra = p.forward_extra;
-  m.nograd_extra = p.nograd_extra;
-  m.backward_extra = p.backward_extra;
-  m.recompute_backward_extra = p.recompute_backward_extra;
-  m.in_grad = p.in_grad;
+  p.apply_to(m);
   m.halo_bytes = k.rec.halo_bytes();
   m.flops = k.rec.flops();
   m.bytes_moved = static_cast<double>(p.saved + 3 * p.out);
