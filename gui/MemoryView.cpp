@@ -230,7 +230,7 @@ void MemoryView::draw_timeline() {
   if (p)
     for (const auto& r : p->ranks) {
       memory::simulate_step(r.layers, memory::checkpoint_segments(r.layers, p->checkpoint), r.inputs,
-                            &traces.emplace_back(), r.bucket_sync ? &*r.bucket_sync : nullptr);
+                            &traces.emplace_back(), r.bucket_sync ? &*r.bucket_sync : nullptr, r.prefetch_weights);
       if (names.empty())
         for (const auto& t : traces.back()) names.push_back(t.where);
     }

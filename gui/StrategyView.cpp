@@ -40,7 +40,7 @@ QCustomPlot* bar_plot(QWidget* parent, const QString& title, const QString& y) {
 }  // namespace
 
 StrategyView::StrategyView(QWidget* parent) : QWidget(parent), sweep_(new RunController(this)) {
-  run_ = new QPushButton(tr("Run all five setups"), this);
+  run_ = new QPushButton(tr("Run all six setups"), this);
   run_->setToolTip(
       tr("The setup form's experiment under none, checkpoint, tp-N and tp-N+checkpoint, one after another"));
   stop_ = new QPushButton(tr("Stop"), this);
@@ -98,7 +98,8 @@ std::vector<json> StrategyView::variants(const json& experiment) {
                                                             {Strategy::Checkpoint, ShardState::None},
                                                             {Strategy::Tp, ShardState::None},
                                                             {Strategy::TpCheckpoint, ShardState::None},
-                                                            {Strategy::TpCheckpoint, ShardState::Gradients}};
+                                                            {Strategy::TpCheckpoint, ShardState::Gradients},
+                                                            {Strategy::TpCheckpoint, ShardState::Weights}};
   for (const auto& [strategy, zero] : setups) {
     const int ranks = config::shards(strategy) ? n : 1;
     json v = experiment;
@@ -108,7 +109,7 @@ std::vector<json> StrategyView::variants(const json& experiment) {
     const std::string label =
         (!config::shards(strategy) ? config::name_of(strategy)
                                    : "tp" + std::to_string(n) + (config::checkpoints(strategy) ? "-checkpoint" : "")) +
-        (zero == ShardState::Gradients ? "-zero2" : "");
+        (zero == ShardState::None ? "" : "-zero" + std::string(config::zero_suffix(zero)).substr(5));
     v["name"] = experiment.value("name", "experiment") + "-" + label;
     v.erase("run_dir");
     out.push_back(std::move(v));

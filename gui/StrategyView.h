@@ -30,8 +30,8 @@ class StrategyView : public QWidget {
   explicit StrategyView(QWidget* parent = nullptr);
   ~StrategyView() override;
 
-  // The five variants of an experiment (N = its sp when > 1, else 2): none, checkpoint, tpN,
-  // tpN+checkpoint, tpN+checkpoint with parallel.shard_state gradients.
+  // The six variants of an experiment (N = its sp when > 1, else 2): none, checkpoint, tpN,
+  // tpN+checkpoint, tpN+checkpoint with parallel.shard_state gradients, and with weights.
   static std::vector<nlohmann::json> variants(const nlohmann::json& experiment);
   void set_runs(std::vector<std::unique_ptr<RunModel>> runs);
   void add_run(std::unique_ptr<RunModel> run);

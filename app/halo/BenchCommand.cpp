@@ -82,7 +82,7 @@ void add_bench_commands(CLI::App& app) {
   mem->add_option("experiment", m->o.experiment, "EXPERIMENT.json")->required();
   mem->add_option("--strategies", m->strategies,
                   "comma-separated: none, checkpoint, tpN, tpN+checkpoint, each optionally +zero1 (optimizer state "
-                  "sharded over the ranks) or +zero2 (and gradients)")
+                  "sharded over the ranks), +zero2 (and gradients) or +zero3 (and the blocks' weights)")
       ->capture_default_str();
   mem->add_option("--steps", m->o.steps, "steps per strategy (the first is warm-up)")->capture_default_str();
   mem->add_option("--set", m->o.overrides, "override an experiment field (repeatable)");

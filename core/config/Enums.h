@@ -23,8 +23,9 @@ enum class Precision { Fp32, Bf16, Fp16 };
 enum class NonFinite { Stop, Skip };  // a NaN/inf loss or gradient the fp16 loss scaler does not handle
 // ZeRO's stages over the world (dp x sp ranks): what each rank keeps of 1/world only.
 // Optimizer: the optimizer state; Gradients: that and the gradients (reduce-scattered, not
-// all-reduced, and freed after the step). Weights stay whole on every rank.
-enum class ShardState { None, Optimizer, Gradients };
+// all-reduced, and freed after the step); Weights: that and each backbone block's weights,
+// all-gathered just before the block runs (forward, recompute, backward) and freed after.
+enum class ShardState { None, Optimizer, Gradients, Weights };
 enum class Recompute { None, Cheap };  // cheap: ConvNeXt blocks recompute LayerNorm, GELU in backward
 
 template <class E>
@@ -49,7 +50,7 @@ HALO_ENUM_TABLE(OptimizerKind, {OptimizerKind::AdamW, "adamw"}, {OptimizerKind::
 HALO_ENUM_TABLE(Precision, {Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}, {Precision::Fp16, "fp16"});
 HALO_ENUM_TABLE(NonFinite, {NonFinite::Stop, "stop"}, {NonFinite::Skip, "skip"});
 HALO_ENUM_TABLE(ShardState, {ShardState::None, "none"}, {ShardState::Optimizer, "optimizer"},
-                {ShardState::Gradients, "gradients"});
+                {ShardState::Gradients, "gradients"}, {ShardState::Weights, "weights"});
 HALO_ENUM_TABLE(Recompute, {Recompute::None, "none"}, {Recompute::Cheap, "cheap"});
 #undef HALO_ENUM_TABLE
 
@@ -92,10 +93,23 @@ constexpr std::optional<CheckpointLevel> checkpoint_of(Strategy s, CheckpointLev
 }
 // "none", "block" or "stage".
 inline std::string checkpoint_label(std::optional<CheckpointLevel> level) { return level ? name_of(*level) : "none"; }
-// A setup label's ZeRO suffix ("tp4+checkpoint+zero2"): "", "+zero1" (optimizer), "+zero2" (gradients).
+// A setup label's ZeRO suffix ("tp4+checkpoint+zero2"): "", "+zero1" (optimizer), "+zero2"
+// (gradients), "+zero3" (weights).
 constexpr std::string_view zero_suffix(ShardState s) {
-  return s == ShardState::Optimizer ? "+zero1" : s == ShardState::Gradients ? "+zero2" : "";
+  switch (s) {
+    case ShardState::Optimizer:
+      return "+zero1";
+    case ShardState::Gradients:
+      return "+zero2";
+    case ShardState::Weights:
+      return "+zero3";
+    case ShardState::None:
+      break;
+  }
+  return "";
 }
+// Gradients reduce-scattered inside the last backward (ZeRO's gradients and weights stages).
+constexpr bool scatters_gradients(ShardState s) { return s == ShardState::Gradients || s == ShardState::Weights; }
 // Bytes per element of the compute dtype (autocast) for a precision.
 constexpr int compute_bytes(Precision p) { return p == Precision::Fp32 ? 4 : 2; }
 

@@ -32,7 +32,8 @@ bool strip(std::string& s, const std::string& suffix) {
 BenchSetup parse_strategy(const std::string& s) {
   BenchSetup out;
   std::string head = s;
-  for (config::ShardState z : {config::ShardState::Optimizer, config::ShardState::Gradients})
+  for (config::ShardState z :
+       {config::ShardState::Optimizer, config::ShardState::Gradients, config::ShardState::Weights})
     if (strip(head, std::string(config::zero_suffix(z)))) {
       out.shard_state = z;
       break;
@@ -50,7 +51,8 @@ BenchSetup parse_strategy(const std::string& s) {
   }
   throw util::Error(fmt::format("strategy '{}' is unknown", s),
                     "use none, checkpoint, tpN or tpN+checkpoint (N = 2..64), each optionally followed by +zero1 "
-                    "(optimizer state sharded over the ranks) or +zero2 (and gradients), e.g. tp4+checkpoint+zero2");
+                    "(optimizer state sharded over the ranks), +zero2 (and gradients) or +zero3 (and the blocks' "
+                    "weights), e.g. tp4+checkpoint+zero3");
 }
 
 std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o) {

@@ -38,7 +38,7 @@ struct MemoryBenchRow {
 std::vector<MemoryBenchRow> run_memory_bench(const MemoryBenchOptions& o);
 
 // One --strategies entry: a memory strategy, its sp, and the ZeRO stage ("+zero1": optimizer
-// state sharded over the ranks, "+zero2": and the gradients).
+// state sharded over the ranks, "+zero2": and the gradients, "+zero3": and the blocks' weights).
 struct BenchSetup {
   config::Strategy strategy = config::Strategy::None;
   int sp = 1;

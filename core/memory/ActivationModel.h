@@ -52,6 +52,9 @@ struct LayerMemory {
   // Bytes of its parameters' gradients its backward makes and keeps through the step (set by
   // the planner: gradients are made in backward and let go after the update).
   int64_t param_grad = 0;
+  // ZeRO's weights stage: bytes of its whole weights, all-gathered while it runs (forward,
+  // recompute, backward) and freed after (set by the planner; 0: held from step to step).
+  int64_t gathered = 0;
   int64_t halo_bytes = 0;  // bytes received + sent by its halo exchange per forward
   double flops = 0;        // forward multiply-adds x 2
   double bytes_moved = 0;  // forward bytes read + written (for memory-bound time)

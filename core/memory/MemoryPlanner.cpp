@@ -160,19 +160,61 @@ struct State {
   std::string sync_name = "gradient all-reduce";
 };
 
-// Fixed state and sync/optimizer transients: every parameter's own block (half a granule
-// of rounding each on average), or ZeRO's flat buckets of which this rank updates one chunk.
-State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params, int world,
-                   const ActivationInput& in) {
-  const auto R = [&](int64_t b) { return allocated_bytes(b, in); };
+// ZeRO's weights stage (world > 1): per parameter, the backbone block it streams with (its
+// index among the blocks), -1 for those whole on every rank; empty otherwise.
+std::vector<int> param_units(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params,
+                             const arch::LayerList& layers, int world) {
+  if (world == 1 || cfg.parallel.shard_state != config::ShardState::Weights) return {};
+  std::map<std::string, int> unit;
+  int u = 0;
+  for (const arch::Layer& l : layers)
+    if (l.block >= 0) {
+      for (const arch::Parameter& p : l.parameters) unit[p.name] = u;
+      ++u;
+    }
+  std::vector<int> out;
+  for (const arch::Parameter& p : params) {
+    const auto it = unit.find(p.name);
+    out.push_back(it == unit.end() ? -1 : it->second);
+  }
+  return out;
+}
+
+// ShardedState's buckets: GradSync's, and with streamed units a new one where the unit changes.
+std::vector<std::vector<size_t>> planned_buckets(const std::vector<arch::Parameter>& params,
+                                                 const std::vector<int>& units) {
   std::vector<int64_t> bytes;
+  for (const auto& p : params) bytes.push_back(p.numel() * 4);
+  std::vector<int> group;
+  for (int u : units) group.push_back(u + 1);
+  return shard::state_buckets(bytes, group, kBucketBytes);
+}
+
+// Each streamed block's row gathers its buckets' whole storage while it runs.
+void set_gathered(std::vector<LayerMemory>& rows, const std::vector<arch::Parameter>& params,
+                  const std::vector<int>& units, const std::vector<size_t>& row_of, int world,
+                  const ActivationInput& in) {
+  if (units.empty()) return;
+  for (const auto& bucket : planned_buckets(params, units)) {
+    if (units[bucket.front()] < 0) continue;
+    int64_t n = 0;
+    for (size_t i : bucket) n += params[i].numel();
+    rows[row_of[bucket.front()]].gathered += allocated_bytes(shard::chunk_elements(n, world) * world * 4, in);
+  }
+}
+
+// Fixed state and sync/optimizer transients: every parameter's own block (half a granule
+// of rounding each on average), or ZeRO's flat buckets of which this rank updates one chunk
+// (a streamed bucket: only its chunk is held).
+State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params,
+                   const std::vector<int>& units, int world, const ActivationInput& in) {
+  const auto R = [&](int64_t b) { return allocated_bytes(b, in); };
   int64_t P = 0, largest = 0;
   for (const auto& p : params) {
-    bytes.push_back(p.numel() * 4);
     P += p.numel();
     largest = std::max(largest, p.numel());
   }
-  const auto buckets = shard::state_buckets(bytes, {}, kBucketBytes);
+  const auto buckets = planned_buckets(params, units);
   const int64_t tensors = static_cast<int64_t>(params.size());
   const int slots = cfg.optim.name == config::OptimizerKind::Sgd ? 1 : 2;
   const config::ShardState zero = world > 1 ? cfg.parallel.shard_state : config::ShardState::None;
@@ -183,11 +225,13 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
     return cfg.optim.name == config::OptimizerKind::Sgd ? 2 * R(n * 4) : std::max(2 * R(n * 8), 5 * R(n * 4));
   };
   std::vector<int64_t> elements;  // per bucket: its parameters' elements
+  std::vector<bool> streamed;     // per bucket
   int64_t largest_bucket = 0;
   for (const auto& bucket : buckets) {
     int64_t n = 0;
     for (size_t i : bucket) n += params[i].numel();
     elements.push_back(n);
+    streamed.push_back(!units.empty() && units[bucket.front()] >= 0);
     largest_bucket = std::max(largest_bucket, R(n * 4));
   }
   s.whole_gradients = whole;
@@ -201,9 +245,9 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
   }
   // ZeRO: per bucket, the flat storage (world chunks), this rank's chunk of gradients and state.
   int64_t chunks = 0, chunk_max = 0;
-  for (int64_t n : elements) {
-    const int64_t c = shard::chunk_elements(n, world);
-    s.weights += R(c * world * 4);
+  for (size_t b = 0; b < elements.size(); ++b) {
+    const int64_t c = shard::chunk_elements(elements[b], world);
+    s.weights += streamed[b] ? R(c * 4) : R(c * world * 4);
     chunks += R(c * 4);
     chunk_max = std::max(chunk_max, c);
   }
@@ -233,14 +277,12 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
 
 // ZeRO's gradients stage: which row's gradients fill which bucket.
 std::optional<BucketSync> bucket_sync(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params,
-                                      const std::vector<size_t>& row_of, size_t rows, int world,
-                                      const ActivationInput& in) {
-  if (world == 1 || cfg.parallel.shard_state != config::ShardState::Gradients) return std::nullopt;
-  std::vector<int64_t> bytes;
-  for (const auto& p : params) bytes.push_back(p.numel() * 4);
+                                      const std::vector<int>& units, const std::vector<size_t>& row_of, size_t rows,
+                                      int world, const ActivationInput& in) {
+  if (world == 1 || !config::scatters_gradients(cfg.parallel.shard_state)) return std::nullopt;
   BucketSync s;
   s.layer_grads.resize(rows);
-  for (const auto& bucket : shard::state_buckets(bytes, {}, kBucketBytes)) {
+  for (const auto& bucket : planned_buckets(params, units)) {
     const size_t b = s.flat.size();
     int64_t n = 0;
     for (size_t i : bucket) {
@@ -266,7 +308,8 @@ void set_param_grads(std::vector<LayerMemory>& rows, const std::vector<arch::Par
 }
 
 // The step's time: ZeRO's gradients stage reduce-scatters and all-gathers (an all-reduce's
-// traffic); its optimizer stage all-reduces and then all-gathers the updated chunks too.
+// traffic); its optimizer stage all-reduces and then all-gathers the updated chunks too; its
+// weights stage gathers each streamed block in forward and again in backward.
 StepTimeEstimate step_time(const config::ExperimentConfig& cfg, const std::vector<LayerMemory>& layers,
                            const std::vector<Segment>& segments, int64_t parameter_bytes, int sp, int dp,
                            const MachineRates& rates) {
@@ -276,6 +319,24 @@ StepTimeEstimate step_time(const config::ExperimentConfig& cfg, const std::vecto
     const double gather = static_cast<double>(parameter_bytes) / kBucketBytes + 1;
     const double s = gather * rates.link_latency_s +
                      (world - 1.0) / world * static_cast<double>(parameter_bytes) / rates.link_bytes_per_s;
+    t.allreduce_s += s;
+    t.total_s += s;
+  }
+  if (world > 1 && cfg.parallel.shard_state == config::ShardState::Weights) {
+    // Each streamed block is all-gathered twice (forward, backward) where ZeRO's gradients
+    // stage all-gathers it once after the update: one more all-gather of its bytes, and a
+    // collective's latency per gather unless the gathers are prefetched (then they wait on
+    // compute, not the other way round).
+    double streamed = 0, gathers = 0;
+    for (const LayerMemory& l : layers)
+      if (l.gathered > 0) {
+        streamed += static_cast<double>(l.gathered);
+        gathers += 2;
+      }
+    const bool prefetched =
+        config::checkpoint_of(cfg.parallel.strategy, cfg.parallel.checkpoint_level) != config::CheckpointLevel::Stage;
+    const double latency = prefetched ? 0.0 : gathers * rates.link_latency_s;
+    const double s = latency + (world - 1.0) / world * streamed / rates.link_bytes_per_s;
     t.allreduce_s += s;
     t.total_s += s;
   }
@@ -312,15 +373,20 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     r.layers = model_rows(cfg, in);
     const auto segments = checkpoint_segments(r.layers, p.checkpoint);
     r.inputs = step_inputs(cfg, r.layers, in);
-    const State st = state_memory(cfg, params, world, in);
+    const std::vector<int> units = param_units(cfg, params, model_layers, world);
+    const State st = state_memory(cfg, params, units, world, in);
     const std::vector<size_t> row_of = param_rows(params, model_layers, r.layers);
     set_param_grads(r.layers, params, row_of, in);
-    r.bucket_sync = bucket_sync(cfg, params, row_of, r.layers.size(), world, in);
-    StepPeak step = simulate_step(r.layers, segments, r.inputs, nullptr, r.bucket_sync ? &*r.bucket_sync : nullptr);
+    set_gathered(r.layers, params, units, row_of, world, in);
+    r.bucket_sync = bucket_sync(cfg, params, units, row_of, r.layers.size(), world, in);
+    // ZeRO's weights stage prefetches the next block unless whole stages are checkpointed.
+    r.prefetch_weights = !units.empty() && p.checkpoint != config::CheckpointLevel::Stage;
+    StepPeak step = simulate_step(r.layers, segments, r.inputs, nullptr, r.bucket_sync ? &*r.bucket_sync : nullptr,
+                                  r.prefetch_weights);
     if (cfg.train.accumulation > 1) {  // micro-steps after the first hold every gradient
       std::vector<LayerMemory> held = r.layers;
       for (LayerMemory& l : held) l.param_grad = 0;
-      const StepPeak later = simulate_step(held, segments, r.inputs);
+      const StepPeak later = simulate_step(held, segments, r.inputs, nullptr, nullptr, r.prefetch_weights);
       if (later.peak + st.whole_gradients > step.peak) {
         step.peak = later.peak + st.whole_gradients;
         step.grads_at_peak = st.whole_gradients;
@@ -345,9 +411,10 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
       const ActivationInput seg = activation_input(cfg, rank, true);
       auto layers = model_rows(cfg, seg);
       set_param_grads(layers, params, row_of, seg);
-      const auto seg_sync = bucket_sync(cfg, params, row_of, layers.size(), world, seg);
-      const StepPeak reserved =
-          simulate_step(layers, segments, step_inputs(cfg, layers, seg), nullptr, seg_sync ? &*seg_sync : nullptr);
+      set_gathered(layers, params, units, row_of, world, seg);
+      const auto seg_sync = bucket_sync(cfg, params, units, row_of, layers.size(), world, seg);
+      const StepPeak reserved = simulate_step(layers, segments, step_inputs(cfg, layers, seg), nullptr,
+                                              seg_sync ? &*seg_sync : nullptr, r.prefetch_weights);
       r.allocator_slack = std::max<int64_t>(0, reserved.peak - step.peak) + (20 << 20);  // + the small-block pool
     }
     r.reserved = r.peak + r.allocator_slack;

@@ -37,6 +37,8 @@ struct RankPrediction {
   std::vector<LayerMemory> layers;  // per layer, forward order
   // ZeRO's gradients stage (world > 1): the buckets backward reduce-scatters (simulate_step's)
   std::optional<BucketSync> bucket_sync;
+  // ZeRO's weights stage: gathering a block also prefetches the next to run (simulate_step's)
+  bool prefetch_weights = false;
 };
 
 struct Prediction {

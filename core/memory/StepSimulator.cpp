@@ -8,6 +8,7 @@
 #include "memory/StepSimulator.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace halo::memory {
 
@@ -48,14 +49,46 @@ class Live {
 // layer before keeps (its last ReLU's result) stays until that layer's backward.
 // recompute: a recomputation, where a segment of one block (whose output nothing reads) has
 // its own transient.
-void forward_with_grad(const std::vector<LayerMemory>& L, size_t first, size_t last, Live& m, const char* phase,
-                       bool recompute = false) {
+// ZeRO's weights stage: the streamed layers' whole weights as the gate holds them.
+class Streamed {
+ public:
+  Streamed(const std::vector<LayerMemory>& L, bool prefetch) : L_(L), prefetch_(prefetch) {}
+  // Layer i gathers its weights (unless a prefetch brought them); with prefetch, also the
+  // next streamed layer in direction `dir` (+1 forward, -1 backward).
+  void gather(size_t i, int dir, Live& m, bool may_prefetch = true) {
+    if (L_[i].gathered == 0) return;
+    if (prefetched_ == i)
+      prefetched_.reset();
+    else
+      m.add(L_[i].gathered);
+    if (!prefetch_ || !may_prefetch) return;
+    for (auto k = static_cast<int64_t>(i) + dir; k >= 0 && k < static_cast<int64_t>(L_.size()); k += dir)
+      if (L_[static_cast<size_t>(k)].gathered > 0) {
+        prefetched_ = static_cast<size_t>(k);
+        m.add(L_[*prefetched_].gathered);
+        return;
+      }
+  }
+  void release(size_t i, Live& m) { m.add(-L_[i].gathered); }
+
+ private:
+  const std::vector<LayerMemory>& L_;
+  bool prefetch_;
+  std::optional<size_t> prefetched_;
+};
+
+// gather: each layer gathers its streamed weights around its own forward (a block
+// checkpointed alone has them from its backward's gather instead; a recompute prefetches none).
+void forward_with_grad(const std::vector<LayerMemory>& L, size_t first, size_t last, Live& m, Streamed& w,
+                       const char* phase, bool recompute = false, bool gather = true) {
   for (size_t i = first; i <= last; ++i) {
     const LayerMemory& l = L[i];
     const bool alone = recompute && first == last && l.block && l.recompute_forward_extra;
+    if (gather) w.gather(i, +1, m, !recompute);
     m.touch(l.saved + l.out + (alone ? *l.recompute_forward_extra : l.forward_extra), std::string(phase) + l.name);
     m.add(l.saved + l.out);
     if (!l.saves_input && i != first && !L[i - 1].keeps_output) m.add(-l.in);
+    if (gather) w.release(i, m);
   }
 }
 
@@ -115,9 +148,10 @@ std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers,
 }
 
 StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segment>& segments, int64_t inputs,
-                       std::vector<TracePoint>* trace, const BucketSync* sync) {
+                       std::vector<TracePoint>* trace, const BucketSync* sync, bool prefetch) {
   Live m(inputs, trace);
   Buckets buckets(sync);
+  Streamed w(L, prefetch);
   m.touch(0, "forward");
   std::vector<int> seg_at(L.size(), -1);
   for (size_t s = 0; s < segments.size(); ++s)
@@ -130,13 +164,15 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
     if (seg_at[i] >= 0) {
       const Segment& s = segments[static_cast<size_t>(seg_at[i])];
       for (size_t k = s.first; k <= s.last; ++k) {  // no grad: nothing saved, the input stays (checkpoint keeps it)
+        w.gather(k, +1, m);
         m.touch(L[k].out + L[k].nograd_extra, "forward of " + L[k].name);
         m.add(L[k].out);
         if (k != s.first) m.add(-L[k].in);
+        w.release(k, m);
       }
       i = s.last + 1;
     } else {
-      forward_with_grad(L, i, i, m, "forward of ");
+      forward_with_grad(L, i, i, m, w, "forward of ");
       if (i > 0 && !L[i].saves_input && !held_by_previous(i)) m.add(-L[i].in);  // the caller holds the first's
       ++i;
     }
@@ -155,27 +191,35 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
     const LayerMemory& l = L[i];
     if (seg_at[i] < 0) {
       const int64_t made = l.block ? 0 : l.param_grad;
+      w.gather(i, -1, m);
       m.touch(l.backward_extra + made, "backward of " + l.name, made);
       m.add(-l.saved - (l.saves_input && !held_by_previous(i) ? l.in : 0) + l.in_grad - g -
             (l.keeps_output ? l.out : 0));
       m.add_grads(l.param_grad);
       buckets.layer_done(i, m);
+      w.release(i, m);
       g = l.in_grad;
       continue;
     }
     const Segment& s = segments[static_cast<size_t>(seg_at[i])];
-    forward_with_grad(L, s.first, s.last, m, "recompute of ", true);  // output y is held meanwhile
+    // One layer checkpointed alone is gathered (outside its checkpoint) through recompute and
+    // backward; a longer segment's layers gather inside it, in each pass.
+    const bool alone = s.first == s.last;
+    if (alone) w.gather(s.first, -1, m);
+    forward_with_grad(L, s.first, s.last, m, w, "recompute of ", true, !alone);  // output y is held meanwhile
     int64_t gi = g;
     for (size_t k = s.last + 1; k-- > s.first;) {
       const LayerMemory& lk = L[k];
       const bool last = k == s.last;
       const bool in_held = k == s.first || L[k - 1].keeps_output;  // by the checkpoint, or the layer before
+      if (!alone) w.gather(k, -1, m);
       m.touch((last ? lk.recompute_backward_extra : lk.backward_extra) + lk.param_grad,
               "backward of " + lk.name + " (recompute)", lk.param_grad);
       m.add(-lk.saved - (lk.saves_input && !in_held ? lk.in : 0) + lk.in_grad - (last ? 0 : gi) -
             (lk.keeps_output && !last ? lk.out : 0));
       m.add_grads(lk.param_grad);
       buckets.layer_done(k, m);
+      w.release(k, m);
       gi = lk.in_grad;
     }
     // The recomputed output, the kept input (unless the layer before still keeps it), the

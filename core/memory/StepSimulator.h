@@ -46,8 +46,12 @@ struct BucketSync {
 // layer keeps it for backward.
 // trace: when given, every operation's live bytes (the predicted within-step timeline).
 // sync: when given, the buckets reduce-scattered inside backward.
+// prefetch (ZeRO's weights stage): a layer that gathers its weights (LayerMemory::gathered)
+// also starts gathering the next such layer to run (forward: the one after it, backward: the
+// one before), which stays until that one is done.
 StepPeak simulate_step(const std::vector<LayerMemory>& layers, const std::vector<Segment>& segments, int64_t inputs,
-                       std::vector<TracePoint>* trace = nullptr, const BucketSync* sync = nullptr);
+                       std::vector<TracePoint>* trace = nullptr, const BucketSync* sync = nullptr,
+                       bool prefetch = false);
 
 // Checkpoint segments of ConvNeXt: each block, or each stage (downsample + blocks); none without a level.
 std::vector<Segment> checkpoint_segments(const std::vector<LayerMemory>& layers,

@@ -58,7 +58,8 @@ namespace {
 // ZeRO stages worth listing on d devices (sharding over one rank changes nothing).
 std::vector<config::ShardState> shard_states(int devices) {
   if (devices == 1) return {config::ShardState::None};
-  return {config::ShardState::None, config::ShardState::Optimizer, config::ShardState::Gradients};
+  return {config::ShardState::None, config::ShardState::Optimizer, config::ShardState::Gradients,
+          config::ShardState::Weights};
 }
 
 // "none", "checkpoint(block)", "tp4+checkpoint(stage)+zero2".

@@ -12,6 +12,7 @@
 #include "model/RegNet.h"
 #include "model/ResNet.h"
 #include "model/ShardedConv2d.h"
+#include "model/WeightGate.h"
 #include "util/Error.h"
 
 namespace halo::model {
@@ -58,7 +59,11 @@ parallel::ShardedTensor BackboneImpl::run_stage(const std::vector<Segment>& bloc
                                                 parallel::ShardedTensor x) {
   auto run = [blocks, names, level](parallel::ShardedTensor in) {
     for (size_t j = 0; j < blocks.size(); ++j) {
-      in = level == CheckpointLevel::Block ? checkpointed(blocks[j], in) : blocks[j](in);
+      const Segment& block = blocks[j];
+      in = level == CheckpointLevel::Block
+               ? gated(
+                     names[j], [&block](const parallel::ShardedTensor& t) { return checkpointed(block, t); }, in)
+               : gated(names[j], block, in);
       LayerProbe::layer_done(names[j], in.local);
     }
     return in;

@@ -6,6 +6,7 @@
 
 #include "model/Init.h"
 #include "model/LayerProbe.h"
+#include "model/WeightGate.h"
 #include "parallel/ShardedPool.h"
 
 namespace halo::model {
@@ -62,11 +63,14 @@ ShardedTensor ConvNeXtStageImpl::forward_inner(ShardedTensor x) {
   }
   for (size_t j = 0; j < blocks->size(); ++j) {
     auto& block = blocks->at<ConvNeXtBlockImpl>(j);
+    const std::string& name = names_[names_.size() - blocks->size() + j];
+    const Segment run = [&block](const ShardedTensor& in) { return block.forward(in); };
     if (checkpoint == CheckpointLevel::Block)
-      x = checkpointed([&block](const ShardedTensor& in) { return block.forward(in); }, x, /*output_unread=*/true);
+      x = gated(
+          name, [&run](const ShardedTensor& in) { return checkpointed(run, in, /*output_unread=*/true); }, x);
     else
-      x = block.forward(x);
-    LayerProbe::layer_done(names_[names_.size() - blocks->size() + j], x.local);
+      x = gated(name, run, x);
+    LayerProbe::layer_done(name, x.local);
   }
   return x;
 }

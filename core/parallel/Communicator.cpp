@@ -110,20 +110,22 @@ Pending Communicator::reduce_scatter_sum_async(at::Tensor& flat, at::Tensor& chu
   return Pending([this, work, flat, chunk]() { wait_or_throw(work, *this, "reduce-scatter", impl_->timeout); });
 }
 
-void Communicator::all_gather_in_place(at::Tensor& flat) {
+void Communicator::all_gather_in_place(at::Tensor& flat) { all_gather_in_place_async(flat).wait(); }
+
+Pending Communicator::all_gather_in_place_async(at::Tensor& flat) {
   if (!flat.is_contiguous() || flat.numel() % size() != 0)
     throw util::Error(
         fmt::format("all-gather on '{}': {} elements do not split into {} equal chunks", name(), flat.numel(), size()));
-  if (size() == 1) return;
+  if (size() == 1) return {};
   const int64_t c = flat.numel() / size();
   if (kind() == BackendKind::Gloo) {  // every other chunk zero, then the sum: x + 0 == x exactly
     if (rank() > 0) flat.narrow(0, 0, rank() * c).zero_();
     if (rank() + 1 < size()) flat.narrow(0, (rank() + 1) * c, flat.numel() - (rank() + 1) * c).zero_();
-    return all_reduce_sum(flat);
+    return all_reduce_sum_async(flat);
   }
   at::Tensor mine = flat.narrow(0, rank() * c, c);  // NCCL gathers in place from the output's own chunk
-  wait_or_throw(impl_->backend->_allgather_base(flat, mine, c10d::AllgatherOptions{}), *this, "all-gather",
-                impl_->timeout);
+  auto work = impl_->backend->_allgather_base(flat, mine, c10d::AllgatherOptions{});
+  return Pending([this, work, flat]() mutable { wait_or_throw(work, *this, "all-gather", impl_->timeout); });
 }
 
 at::Tensor Communicator::all_gather_cat(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& sizes) {

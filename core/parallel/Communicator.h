@@ -59,6 +59,7 @@ class Communicator {
   // flat: size() equal chunks, chunk rank() this rank's; afterwards chunk r holds rank r's on
   // every rank. In place: allocates nothing (CPU or NCCL tensors).
   void all_gather_in_place(at::Tensor& flat);
+  Pending all_gather_in_place_async(at::Tensor& flat);  // flat must stay alive until wait()
   // Concatenates each rank's tensor along `dim`; `sizes[r]` is rank r's extent on dim.
   at::Tensor all_gather_cat(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& sizes);
   void broadcast(at::Tensor& t, int root);

@@ -3,6 +3,7 @@
 #include "parallel/ShardedState.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include <ATen/ATen.h>
@@ -44,12 +45,50 @@ struct OverlapHook : torch::autograd::PostAccumulateGradHook {
   size_t param;
 };
 
+namespace {
+
+// GradSync's buckets; with streamed units, a new bucket also where the unit changes.
+std::vector<std::vector<size_t>> state_buckets(const NamedParams& params, size_t bucket_bytes,
+                                               const std::vector<int>& unit) {
+  if (unit.empty()) return gradient_buckets(params, bucket_bytes);
+  std::vector<int64_t> bytes;
+  std::vector<int> group;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const at::Tensor& p = params[i].second;
+    bytes.push_back(p.requires_grad() ? p.numel() * static_cast<int64_t>(p.element_size()) : -1);
+    group.push_back(static_cast<int>(p.scalar_type()) * (1 << 20) + unit[i] + 1);
+  }
+  return shard::state_buckets(bytes, group, static_cast<int64_t>(bucket_bytes));
+}
+
+}  // namespace
+
 ShardedState::ShardedState(NamedParams params, const std::function<GradPlacement(const std::string&)>& placement,
-                           std::shared_ptr<Mesh> mesh, size_t bucket_bytes)
+                           std::shared_ptr<Mesh> mesh, size_t bucket_bytes, const std::vector<std::string>& unit_of)
     : params_(std::move(params)), mesh_(std::move(mesh)) {
   const int64_t world = mesh_->world().size(), rank = mesh_->world().rank();
-  for (const auto& indices : gradient_buckets(params_, bucket_bytes)) {
+  std::vector<int> unit;  // per parameter: index into units_, -1 whole everywhere
+  if (!unit_of.empty()) {
+    if (unit_of.size() != params_.size())
+      throw util::Error(
+          fmt::format("ZeRO's weights stage: {} units for {} parameters", unit_of.size(), params_.size()));
+    std::map<std::string, int> index;
+    for (const std::string& u : unit_of) {
+      if (u.empty()) {
+        unit.push_back(-1);
+        continue;
+      }
+      auto [it, fresh] = index.emplace(u, static_cast<int>(units_.size()));
+      if (fresh) units_.push_back(u);
+      unit.push_back(it->second);
+    }
+  }
+  unit_buckets_.resize(units_.size());
+  gathered_.assign(units_.size(), 0);
+  prefetched_.resize(units_.size());
+  for (const auto& indices : state_buckets(params_, bucket_bytes, unit)) {
     Bucket b;
+    if (!unit.empty()) b.unit = unit[indices.front()];
     int64_t n = 0;
     for (size_t i : indices) {
       b.params.push_back(i);
@@ -71,6 +110,11 @@ ShardedState::ShardedState(NamedParams params, const std::function<GradPlacement
       const int64_t hi = std::min(b.offset[k] + p.numel(), (rank + 1) * b.chunk);
       if (lo < hi) b.pieces.push_back({b.params[k], lo - b.offset[k], hi - lo, lo - rank * b.chunk});
     }
+    if (b.unit >= 0) {  // the whole values go until the unit is gathered
+      b.owned = b.flat.narrow(0, rank * b.chunk, b.chunk).clone();
+      drop(b);
+      unit_buckets_[static_cast<size_t>(b.unit)].push_back(buckets_.size());
+    }
     buckets_.push_back(std::move(b));
   }
   overlap_ = std::make_shared<Overlap>();
@@ -90,7 +134,89 @@ ShardedState::~ShardedState() {
 
 at::Tensor ShardedState::owned_parameters(size_t bucket) const {
   const Bucket& b = buckets_.at(bucket);
+  if (b.unit >= 0) return b.owned;
   return b.flat.narrow(0, mesh_->world().rank() * b.chunk, b.chunk);
+}
+
+Pending ShardedState::materialize(Bucket& b) {
+  c10::StorageImpl* s = b.flat.storage().unsafeGetStorageImpl();
+  const size_t nbytes = static_cast<size_t>(b.flat.numel()) * b.flat.element_size();
+  s->set_data_ptr_noswap(s->allocator()->allocate(nbytes));
+  s->set_nbytes(nbytes);
+  at::NoGradGuard no_grad;
+  b.flat.narrow(0, mesh_->world().rank() * b.chunk, b.chunk).copy_(b.owned);
+  return mesh_->world().all_gather_in_place_async(b.flat);
+}
+
+void ShardedState::drop(Bucket& b) {
+  c10::StorageImpl* s = b.flat.storage().unsafeGetStorageImpl();
+  s->set_data_ptr_noswap(at::DataPtr(nullptr, s->device()));
+  s->set_nbytes(0);
+}
+
+std::optional<size_t> ShardedState::find_unit(const std::string& unit) const {
+  const auto it = std::find(units_.begin(), units_.end(), unit);
+  if (it == units_.end()) return std::nullopt;
+  return static_cast<size_t>(it - units_.begin());
+}
+
+std::optional<std::string> ShardedState::neighbour(const std::string& unit, int step) const {
+  const auto u = find_unit(unit);
+  if (!u) return std::nullopt;
+  const auto n = static_cast<int64_t>(*u) + step;
+  if (n < 0 || n >= static_cast<int64_t>(units_.size())) return std::nullopt;
+  return units_[static_cast<size_t>(n)];
+}
+
+void ShardedState::wait_prefetch(size_t u) {
+  for (Pending& p : std::exchange(prefetched_[u], {})) p.wait();
+}
+
+void ShardedState::gather(const std::string& unit) {
+  const auto u = find_unit(unit);
+  if (!u) return;
+  if (gathered_[*u]++ > 0) {
+    if (!prefetched_[*u].empty()) {  // the prefetch's count is this gather's
+      --gathered_[*u];
+      wait_prefetch(*u);
+    }
+    return;
+  }
+  for (size_t b : unit_buckets_[*u]) materialize(buckets_[b]).wait();
+}
+
+void ShardedState::prefetch(const std::string& unit) {
+  const auto u = find_unit(unit);
+  if (!u || gathered_[*u] > 0) return;
+  gathered_[*u] = 1;
+  for (size_t b : unit_buckets_[*u]) prefetched_[*u].push_back(materialize(buckets_[b]));
+}
+
+void ShardedState::release(const std::string& unit) {
+  const auto u = find_unit(unit);
+  if (!u || gathered_[*u] == 0 || --gathered_[*u] > 0) return;
+  wait_prefetch(*u);
+  for (size_t b : unit_buckets_[*u]) drop(buckets_[b]);
+}
+
+void ShardedState::release_all() {
+  for (size_t u = 0; u < units_.size(); ++u) {
+    wait_prefetch(u);
+    if (std::exchange(gathered_[u], 0) > 0)
+      for (size_t b : unit_buckets_[u]) drop(buckets_[b]);
+  }
+}
+
+ShardedState::Whole::Whole(ShardedState& s) : s_(s) {
+  for (const std::string& u : s_.units_) s_.gather(u);
+}
+
+ShardedState::Whole::~Whole() {
+  const int64_t rank = s_.mesh_->world().rank();
+  at::NoGradGuard no_grad;
+  for (Bucket& b : s_.buckets_)
+    if (b.unit >= 0) b.owned.copy_(b.flat.narrow(0, rank * b.chunk, b.chunk));
+  for (const std::string& u : s_.units_) s_.release(u);
 }
 
 at::Tensor ShardedState::reduce_scatter_bucket(size_t bucket, bool free_gradients) {
@@ -158,7 +284,8 @@ std::vector<at::Tensor> ShardedState::owned_gradients() const {
 
 void ShardedState::all_gather_parameters() {
   at::NoGradGuard no_grad;
-  for (Bucket& b : buckets_) mesh_->world().all_gather_in_place(b.flat);  // this rank's chunk is in it
+  for (Bucket& b : buckets_)
+    if (b.unit < 0) mesh_->world().all_gather_in_place(b.flat);  // this rank's chunk is in it
 }
 
 std::vector<at::Tensor> ShardedState::gather_whole(const std::vector<at::Tensor>& chunks) const {

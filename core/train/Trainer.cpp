@@ -24,6 +24,7 @@
 #include "model/LayerProbe.h"
 #include "model/ShardedConv2d.h"
 #include "model/StateDict.h"
+#include "model/WeightGate.h"
 #include "parallel/GradSync.h"
 #include "parallel/Mesh.h"
 #include "parallel/ShardedState.h"
@@ -58,6 +59,53 @@ void label_exchanges(torch::nn::Module& backbone, torch::nn::Module& task) {
         conv->set_label(item.key());
 }
 
+// ZeRO's weights stage: the backbone's blocks stream (each parameter of a block under the
+// block's layer-list name); the stem, downsamples, head and the task's own stay whole.
+std::vector<std::string> streamed_units(const std::vector<std::pair<std::string, at::Tensor>>& params,
+                                        const arch::LayerList& layers, const std::string& prefix) {
+  std::map<std::string, std::string> unit;
+  for (const arch::Layer& l : layers)
+    if (l.block >= 0)
+      for (const arch::Parameter& p : l.parameters) unit[prefix + p.name] = l.name;
+  std::vector<std::string> out;
+  for (const auto& [name, p] : params) {
+    const auto it = unit.find(name);
+    out.push_back(it == unit.end() ? "" : it->second);
+  }
+  return out;
+}
+
+// A checkpoint's parameters and buffers into the module (no grad): util::Error naming the
+// first one missing or misshaped.
+void load_model_tensors(torch::nn::Module& module, torch::serialize::InputArchive& ar, const std::string& path) {
+  for (auto& [name, p] : model::state_dict(module)) {
+    at::Tensor t;
+    if (!ar.try_read("model/" + name, t) || t.sizes() != p.sizes())
+      throw util::Error(fmt::format("checkpoint {} has no tensor '{}' of shape {}", path, name, c10::str(p.sizes())),
+                        "resume with the experiment the checkpoint was written with");
+    p.copy_(t);
+  }
+}
+
+// The model's blocks ask ZeRO's state for their weights. With prefetch, gathering a block
+// also starts the all-gather of the block that runs next (forward: the one after it;
+// backward: the one before), which then arrives while this one computes. Not inside a
+// recompute, nor with whole stages checkpointed, where the next block to run is not a neighbour.
+class StateGate : public model::WeightGate {
+ public:
+  StateGate(std::shared_ptr<parallel::ShardedState> s, bool prefetch) : s_(std::move(s)), prefetch_(prefetch) {}
+  void gather(const std::string& unit, bool backward) override {
+    s_->gather(unit);
+    if (!prefetch_ || (!backward && model::recomputing())) return;
+    if (auto next = s_->neighbour(unit, backward ? -1 : 1)) s_->prefetch(*next);
+  }
+  void release(const std::string& unit) override { s_->release(unit); }
+
+ private:
+  std::shared_ptr<parallel::ShardedState> s_;
+  bool prefetch_;
+};
+
 double ms(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
@@ -83,6 +131,7 @@ struct Trainer::State {
   std::unique_ptr<Optimizer> optim;                // parallel.shard_state none
   std::shared_ptr<parallel::ShardedState> shards;  // otherwise: ZeRO's flat buckets
   std::unique_ptr<ShardedOptimizer> sharded;       //   and the optimizer over this rank's chunks
+  std::shared_ptr<model::WeightGate> gate;         //   and, streaming blocks' weights, their gate
   std::unique_ptr<parallel::GradSync> sync;
   LossScaler scaler{false};
   LrSchedule schedule;
@@ -115,8 +164,17 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
   if (cfg_.parallel.shard_state == config::ShardState::None) {
     s_->optim = std::make_unique<Optimizer>(params, opts);
   } else {
-    s_->shards = std::make_shared<parallel::ShardedState>(params, placement, mesh_);
+    const bool stream = cfg_.parallel.shard_state == config::ShardState::Weights && mesh_->world().size() > 1;
+    const std::vector<std::string> units =
+        stream ? streamed_units(params, s_->backbone->layers(), backbone_prefix(s_->task->module(), *s_->backbone))
+               : std::vector<std::string>{};
+    s_->shards = std::make_shared<parallel::ShardedState>(params, placement, mesh_, 25u << 20, units);
     s_->sharded = std::make_unique<ShardedOptimizer>(s_->shards, opts, mesh_);
+    if (stream) {
+      const bool whole_stages = ckpt && cfg_.parallel.checkpoint_level == config::CheckpointLevel::Stage;
+      s_->gate = std::make_shared<StateGate>(s_->shards, !whole_stages);
+      model::WeightGate::open(s_->gate);
+    }
   }
   s_->sync = std::make_unique<parallel::GradSync>(params, placement, mesh_);
   s_->scaler = LossScaler(cfg_.train.precision == config::Precision::Fp16);
@@ -129,7 +187,9 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
   s_->task->module().train();
 }
 
-Trainer::~Trainer() = default;
+Trainer::~Trainer() {
+  if (s_->gate) model::WeightGate::close(s_->gate.get());
+}
 
 int64_t Trainer::next_step() const { return s_->step; }
 
@@ -153,10 +213,11 @@ StepResult Trainer::step() {
   // ZeRO: this rank's chunks of the summed gradients (reduce-scattered, the whole ones freed;
   // or all-reduced as without it, then cut); without it every rank holds them whole.
   const bool zero = s_->shards != nullptr;
-  const bool zero_grads = cfg_.parallel.shard_state == config::ShardState::Gradients;
+  const bool zero_grads = config::scatters_gradients(cfg_.parallel.shard_state);
   std::vector<at::Tensor> chunks;
   if (zero_grads) {
     chunks = s_->shards->finish_overlap();  // most buckets went during the last backward
+    s_->shards->release_all();              // a block whose backward did not come back for its weights
   } else {
     s_->sync->sync();
     if (zero) chunks = s_->shards->owned_gradients();
@@ -212,7 +273,7 @@ std::map<std::string, double> Trainer::micro_steps(StepTimings& time, model::Lay
     if (probe && m == 0) probe->begin_backward();
     // ZeRO's gradients stage: the last micro-step's backward reduce-scatters each bucket as
     // soon as its gradients are complete (earlier ones accumulate whole gradients).
-    if (m == accum - 1 && cfg_.parallel.shard_state == config::ShardState::Gradients) s_->shards->arm_overlap();
+    if (m == accum - 1 && config::scatters_gradients(cfg_.parallel.shard_state)) s_->shards->arm_overlap();
     (losses.at("loss") * (s_->scaler.scale() / accum)).backward();
     if (probe && m == 0) probe->end_backward();  // the layers report no more: one micro-step is the timeline
     if (probe && m == accum - 1 && accum > 1) probe->mark(fmt::format("micro-steps 2..{}", accum));
@@ -321,6 +382,8 @@ void Trainer::save_checkpoint(const std::string& path) const {
   // Whole tensors whatever the layout, so that a run resumes under another one: ZeRO's chunks
   // are gathered (every rank takes part), then rank 0 writes.
   const auto optim = optimizer_state();
+  std::optional<parallel::ShardedState::Whole> whole;  // ZeRO's weights stage: every block's weights
+  if (s_->gate) whole.emplace(*s_->shards);
   if (mesh_->rank() != 0) return;
   torch::serialize::OutputArchive ar;
   // Parameters and buffers (BatchNorm's running statistics) under their module names.
@@ -357,12 +420,10 @@ void Trainer::load_checkpoint(const std::string& path) {
   torch::serialize::InputArchive ar;
   io::load_torch_archive(path, ar);
   torch::NoGradGuard no_grad;
-  for (auto& [name, p] : model::state_dict(s_->task->module())) {
-    at::Tensor t;
-    if (!ar.try_read("model/" + name, t) || t.sizes() != p.sizes())
-      throw util::Error(fmt::format("checkpoint {} has no tensor '{}' of shape {}", path, name, c10::str(p.sizes())),
-                        "resume with the experiment the checkpoint was written with");
-    p.copy_(t);
+  {
+    std::optional<parallel::ShardedState::Whole> whole;  // written whole, kept as this rank's chunks
+    if (s_->gate) whole.emplace(*s_->shards);
+    load_model_tensors(s_->task->module(), ar, path);
   }
   std::map<std::string, at::Tensor> state;
   for (const auto& [name, p] : named_parameters())
@@ -384,6 +445,8 @@ void Trainer::load_checkpoint(const std::string& path) {
 }
 
 PretrainedResult Trainer::load_pretrained() {
+  std::optional<parallel::ShardedState::Whole> whole;
+  if (s_->gate) whole.emplace(*s_->shards);
   torch::nn::Module& m = s_->task->module();
   return train::load_pretrained(m, cfg_.model.pretrained, cfg_.model.pretrained_skip,
                                 backbone_prefix(m, *s_->backbone));

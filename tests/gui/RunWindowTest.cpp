@@ -264,12 +264,12 @@ TEST(RunWindow, LiveFollowsTheSweepWithLaunchOffAndStopOn) {
   s->start_sweep(t.w.setup()->experiment(), t.w.runs_root, t.w.db_path);
   ASSERT_TRUE(wait_for(started, 10000));
   EXPECT_EQ(started.at(0).at(0).toInt(), 0);
-  EXPECT_EQ(started.at(0).at(1).toInt(), 5);
+  EXPECT_EQ(started.at(0).at(1).toInt(), 6);
   EXPECT_EQ(t.w.shown_run(), s->sweep_controller()->model());  // Live shows the sweep's run
   EXPECT_FALSE(t.w.launch_action()->isEnabled());
   EXPECT_TRUE(t.w.stop_action()->isEnabled());
   EXPECT_TRUE(t.w.live()->sweep_bar()->isVisibleTo(t.w.live()));
-  EXPECT_TRUE(t.w.state_text().startsWith("sweep 1 of 5")) << t.w.state_text().toStdString();
+  EXPECT_TRUE(t.w.state_text().startsWith("sweep 1 of 6")) << t.w.state_text().toStdString();
   ASSERT_TRUE(started.count() >= 2 || started.wait(240000)) << "the sweep's second run did not start";
   EXPECT_EQ(t.w.shown_run(), s->sweep_controller()->model());
   RunController* c = s->sweep_controller();

@@ -15,10 +15,12 @@ TEST(PlanCli, JsonListsEverySetupAndRecommendsOneThatFits) {
   const auto r = run_halo("plan " + exp + " --devices 1,4 --budget 64MiB --json");
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
-  // 1 device: 3 checkpoint choices; 4 devices: sp 1, 2, 4 x 3 x shard_state none, optimizer, gradients
-  ASSERT_EQ(j["setups"].size(), 3u + 27u);
+  // 1 device: 3 checkpoint choices; 4 devices: sp 1, 2, 4 x 3 x shard_state none, optimizer,
+  // gradients, weights
+  ASSERT_EQ(j["setups"].size(), 3u + 36u);
   EXPECT_EQ(j["setups"][3]["shard_state"], "none");
   EXPECT_EQ(j["setups"][5]["shard_state"], "gradients");
+  EXPECT_EQ(j["setups"][6]["shard_state"], "weights");
   ASSERT_FALSE(j["recommended"].is_null());
   for (const auto& s : j["setups"])
     if (s["fits"].get<bool>()) {

@@ -76,5 +76,45 @@ TEST(ShardedState, ASecondGradientInOneArmedBackwardIsRefused) {
   }
 }
 
+// ZeRO's weights stage: a streamed unit's parameters have no storage until gathered, then hold
+// the values they had (nested gathers counted); Whole keeps what is written through them.
+TEST(ShardedState, StreamedUnitsAreWholeOnlyWhileGathered) {
+  testing::RankHarness h(2);
+  if (h.is_rank()) {
+    auto mesh = h.join({1, 2});
+    Chain chain(3), copy(3);
+    // stages.0 stays whole everywhere; stages.1 and stages.2 stream as units "a" and "b".
+    ShardedState s(chain.params, partial, mesh, 1 << 20, {"", "a", "b"});
+    ASSERT_EQ(s.units(), (std::vector<std::string>{"a", "b"}));
+    ASSERT_EQ(s.buckets().size(), 3u);  // a new bucket where the unit changes
+    auto has_storage = [&](size_t i) { return chain.weights[i].storage().nbytes() > 0; };
+    EXPECT_TRUE(has_storage(0));
+    EXPECT_FALSE(has_storage(1));
+    EXPECT_FALSE(has_storage(2));
+    EXPECT_EQ(s.owned_parameters(1).numel(), 16 * 16 / 2);
+    s.gather("a");
+    s.gather("a");
+    EXPECT_TRUE(torch::equal(chain.weights[1], copy.weights[1]));
+    s.release("a");
+    EXPECT_TRUE(has_storage(1)) << "still gathered once";
+    s.release("a");
+    EXPECT_FALSE(has_storage(1));
+    s.gather("unknown");  // none of this state's: nothing happens
+    {
+      const ShardedState::Whole whole(s);
+      EXPECT_TRUE(torch::equal(chain.weights[2], copy.weights[2]));
+      torch::NoGradGuard no_grad;
+      chain.weights[2].fill_(3.0);
+    }
+    EXPECT_FALSE(has_storage(2));
+    EXPECT_TRUE(torch::equal(s.owned_parameters(2), torch::full({16 * 16 / 2}, 3.0, torch::kFloat64)));
+    s.gather("b");
+    s.release_all();
+    EXPECT_FALSE(has_storage(2));
+    return;
+  }
+  h.run_ranks();
+}
+
 }  // namespace
 }  // namespace halo::parallel

@@ -1,6 +1,6 @@
 // ZeRO (parallel.shard_state) against the replicated run: on a dp=2 x sp=2 mesh of real ranks,
 // every optimizer, clipping, accumulation and precision gives the same losses and gradient
-// norms over 5 steps; checkpoints resume across shard_state and sp.
+// norms over 5 steps, under each ZeRO stage; checkpoints resume across shard_state and sp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -122,7 +122,7 @@ void expect_planned_memory(const Combo& c, const nlohmann::json& runs, int r, in
   };
   auto predicted = [&](ShardState s) { return memory::predict(configured(c, s, dp, sp)).ranks.at(r % sp); };
   const memory::RankPrediction none = predicted(ShardState::None);
-  for (ShardState s : {ShardState::None, ShardState::Optimizer, ShardState::Gradients}) {
+  for (ShardState s : {ShardState::None, ShardState::Optimizer, ShardState::Gradients, ShardState::Weights}) {
     const memory::RankPrediction p = predicted(s);
     // The least live at a step's start over steps 2..5: the held state (a step may start while
     // a collective's buffer from the last is still on its way out on a loaded machine).
@@ -144,7 +144,8 @@ TEST(ShardedTraining, EveryCombinationMatchesTheReplicatedRun) {
   const int dp = 2, sp = 2;
   testing::RankHarness h(dp * sp);
   const std::vector<Combo> all = combos();
-  const std::vector<ShardState> states{ShardState::None, ShardState::Optimizer, ShardState::Gradients};
+  const std::vector<ShardState> states{ShardState::None, ShardState::Optimizer, ShardState::Gradients,
+                                       ShardState::Weights};
   if (h.is_rank()) {
     MemoryTracker::install();
     auto mesh = h.join({dp, sp});
@@ -161,7 +162,7 @@ TEST(ShardedTraining, EveryCombinationMatchesTheReplicatedRun) {
       const nlohmann::json& want = got[c.name]["none"];
       // The run moves: a check that compares a run with itself would pass unchanged weights too.
       EXPECT_GT(relative(want[4][0], want[0][0]), 1e-4) << c.name;
-      for (ShardState s : {ShardState::Optimizer, ShardState::Gradients}) {
+      for (ShardState s : {ShardState::Optimizer, ShardState::Gradients, ShardState::Weights}) {
         const double worst = worst_difference(got[c.name][config::name_of(s)], want);
         EXPECT_LE(worst, 1e-5) << c.name << " shard_state " << config::name_of(s) << " rank " << r;
         if (r == 0)
@@ -174,11 +175,14 @@ TEST(ShardedTraining, EveryCombinationMatchesTheReplicatedRun) {
 }
 
 // Saved under one layout, resumed under another: the same losses as the uninterrupted run.
-TEST(ShardedTraining, CheckpointsResumeAcrossShardStateAndSp) {
+class ShardedResume : public ::testing::TestWithParam<ShardState> {};
+
+TEST_P(ShardedResume, CheckpointsResumeAcrossShardStateAndSp) {
   testing::RankHarness h(2);
   const std::string solo_ckpt = h.dir() + "/solo.pt", sharded_ckpt = h.dir() + "/sharded.pt";
   config::ExperimentConfig zero = tiny(1, 2);
-  zero.parallel.shard_state = ShardState::Gradients;
+  zero.parallel.shard_state = GetParam();
+  const std::string what = "shard_state " + config::name_of(GetParam());
   if (h.is_rank()) {
     auto mesh = h.join({1, 2});
     const nlohmann::json resumed = train(zero, mesh, 3, solo_ckpt);  // steps 2..4 from the solo run's step 2
@@ -193,11 +197,14 @@ TEST(ShardedTraining, CheckpointsResumeAcrossShardStateAndSp) {
   const nlohmann::json tail(whole.begin() + 2, whole.end());
   for (int r = 0; r < 2; ++r) {
     const nlohmann::json got = nlohmann::json::parse(std::ifstream(fmt::format("{}/rank-{}.json", h.dir(), r)));
-    EXPECT_LE(worst_difference(got, tail), 1e-5) << "solo checkpoint resumed at sp=2 with shard_state gradients";
+    EXPECT_LE(worst_difference(got, tail), 1e-5) << "solo checkpoint resumed at sp=2 with " << what;
   }
   const nlohmann::json back = train(solo, parallel::Mesh::solo(), 3, sharded_ckpt);
-  EXPECT_LE(worst_difference(back, tail), 1e-5) << "sp=2 shard_state gradients checkpoint resumed in one process";
+  EXPECT_LE(worst_difference(back, tail), 1e-5) << "sp=2 " << what << " checkpoint resumed in one process";
 }
+
+INSTANTIATE_TEST_SUITE_P(ShardedTraining, ShardedResume, ::testing::Values(ShardState::Gradients, ShardState::Weights),
+                         [](const auto& info) { return config::name_of(info.param); });
 
 }  // namespace
 }  // namespace halo::train
