@@ -578,6 +578,12 @@ def stage_correctness(st):
         "ref": ["parallel.strategy=none", "parallel.sp=1", f"parallel.backend={'nccl' if gpu else 'gloo'}"] + base,
         "sp2": ["parallel.strategy=tp", "parallel.sp=2", "parallel.backend=gloo"] + base,
         "sp4ck": ["parallel.strategy=tp+checkpoint", "parallel.sp=4", "parallel.backend=gloo"] + base,
+        # ZeRO on the device's tensors: gradients reduce-scattered in backward; each block's
+        # weights freed and all-gathered back into the same storage (the caching allocator's).
+        "zero2": ["parallel.strategy=tp", "parallel.sp=2", "parallel.backend=gloo",
+                  "parallel.shard_state=gradients"] + base,
+        "zero3ck": ["parallel.strategy=tp+checkpoint", "parallel.sp=2", "parallel.backend=gloo",
+                    "parallel.shard_state=weights"] + base,
         "bf16": ["parallel.strategy=tp", "parallel.sp=2", "parallel.backend=gloo", "parallel.dp=1",
                  "train.precision=bf16"],
         "fp16": ["parallel.strategy=tp", "parallel.sp=2", "parallel.backend=gloo", "parallel.dp=1",
@@ -607,6 +613,8 @@ def stage_correctness(st):
            status="pass" if ok_ref else "fail")
     for k, what, tol in (("sp2", "sp2 (2 ranks, Gloo host-staged) vs sp1", 1e-4),
                          ("sp4ck", "sp4 + checkpoint (4 ranks) vs sp1", 1e-4),
+                         ("zero2", "sp2, shard_state gradients (ZeRO 2) vs sp1", 1e-4),
+                         ("zero3ck", "sp2 + checkpoint, shard_state weights (ZeRO 3) vs sp1", 1e-4),
                          ("bf16", "bf16 autocast, sp2 vs fp32 sp1", 5e-2),
                          ("fp16", "fp16 + loss scaler, sp2 vs fp32 sp1", 2e-2),
                          ("bf16ck", "bf16 + checkpoint, sp2 vs fp32 sp1", 5e-2),
