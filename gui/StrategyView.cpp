@@ -106,10 +106,12 @@ std::vector<json> StrategyView::variants(const json& experiment) {
     v["parallel"]["strategy"] = config::name_of(strategy);
     v["parallel"]["sp"] = ranks;
     v["parallel"]["shard_state"] = config::name_of(zero);
+    std::string zero_label(config::zero_suffix(zero));  // "+zero2" -> "-zero2"
+    if (!zero_label.empty()) zero_label[0] = '-';
     const std::string label =
         (!config::shards(strategy) ? config::name_of(strategy)
                                    : "tp" + std::to_string(n) + (config::checkpoints(strategy) ? "-checkpoint" : "")) +
-        (zero == ShardState::None ? "" : "-zero" + std::string(config::zero_suffix(zero)).substr(5));
+        zero_label;
     v["name"] = experiment.value("name", "experiment") + "-" + label;
     v.erase("run_dir");
     out.push_back(std::move(v));

@@ -3,6 +3,7 @@
 #include "arch/LayerList.h"
 
 #include <algorithm>
+#include <map>
 
 #include "util/Error.h"
 
@@ -24,6 +25,19 @@ int64_t LayerList::parameter_count() const {
 std::vector<Parameter> LayerList::parameters() const {
   std::vector<Parameter> out;
   for (const Layer& l : layers_) out.insert(out.end(), l.parameters.begin(), l.parameters.end());
+  return out;
+}
+
+std::vector<std::string> LayerList::block_of(const std::vector<std::string>& names, const std::string& prefix) const {
+  std::map<std::string, std::string> block;
+  for (const Layer& l : layers_)
+    if (l.block >= 0)
+      for (const Parameter& p : l.parameters) block[prefix + p.name] = l.name;
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    const auto it = block.find(n);
+    out.push_back(it == block.end() ? "" : it->second);
+  }
   return out;
 }
 

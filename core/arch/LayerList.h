@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "arch/Layer.h"
@@ -25,6 +26,10 @@ class LayerList {
   int64_t parameter_count() const;
   std::vector<Parameter> parameters() const;  // every tensor, in named_parameters() order
   Parameter largest_parameter() const;        // the first with the most elements; util::Error when none
+  // Per name, the block layer that lists it ("stages.2.blocks.5"; "" outside every block):
+  // ZeRO's weights stage streams a block's parameters as one unit. prefix: what the names
+  // carry before the layer list's own ("backbone." inside the OpenLane-V2 model).
+  std::vector<std::string> block_of(const std::vector<std::string>& names, const std::string& prefix = "") const;
   // Every op of a main path that reads across W, in order, named as the model's module
   // ("stem.0", "maxpool"): what the shardability check walks.
   std::vector<shard::LayerWindow> windows() const;

@@ -110,6 +110,11 @@ constexpr std::string_view zero_suffix(ShardState s) {
 }
 // Gradients reduce-scattered inside the last backward (ZeRO's gradients and weights stages).
 constexpr bool scatters_gradients(ShardState s) { return s == ShardState::Gradients || s == ShardState::Weights; }
+// ZeRO's weights stage: gathering a block also starts gathering the next block to run, unless
+// whole stages are checkpointed (the next block to run is then not a neighbour).
+constexpr bool prefetches_weights(Strategy s, CheckpointLevel level) {
+  return checkpoint_of(s, level) != CheckpointLevel::Stage;
+}
 // Bytes per element of the compute dtype (autocast) for a precision.
 constexpr int compute_bytes(Precision p) { return p == Precision::Fp32 ? 4 : 2; }
 

@@ -160,61 +160,60 @@ struct State {
   std::string sync_name = "gradient all-reduce";
 };
 
-// ZeRO's weights stage (world > 1): per parameter, the backbone block it streams with (its
-// index among the blocks), -1 for those whole on every rank; empty otherwise.
-std::vector<int> param_units(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params,
-                             const arch::LayerList& layers, int world) {
-  if (world == 1 || cfg.parallel.shard_state != config::ShardState::Weights) return {};
-  std::map<std::string, int> unit;
-  int u = 0;
-  for (const arch::Layer& l : layers)
-    if (l.block >= 0) {
-      for (const arch::Parameter& p : l.parameters) unit[p.name] = u;
-      ++u;
-    }
-  std::vector<int> out;
-  for (const arch::Parameter& p : params) {
-    const auto it = unit.find(p.name);
-    out.push_back(it == unit.end() ? -1 : it->second);
+// ShardedState's buckets as the planner sees them: GradSync's, and in ZeRO's weights stage
+// (world > 1) a new one where the backbone block a parameter streams with changes.
+struct PlannedBucket {
+  std::vector<size_t> params;  // indices into the parameter list
+  int64_t elements = 0;
+  bool streamed = false;  // a block's: only this rank's chunk is held between its uses
+};
+
+std::vector<PlannedBucket> planned_buckets(const config::ExperimentConfig& cfg,
+                                           const std::vector<arch::Parameter>& params, const arch::LayerList& layers,
+                                           int world) {
+  std::vector<int64_t> bytes;
+  std::vector<std::string> names;
+  for (const auto& p : params) {
+    bytes.push_back(p.numel() * 4);
+    names.push_back(p.name);
+  }
+  const bool stream = world > 1 && cfg.parallel.shard_state == config::ShardState::Weights;
+  const std::vector<std::string> block = stream ? layers.block_of(names) : std::vector<std::string>(params.size());
+  std::map<std::string, int> index;  // per block, a group of its own (0: outside every block)
+  std::vector<int> group;
+  for (const std::string& b : block)
+    group.push_back(b.empty() ? 0 : index.emplace(b, static_cast<int>(index.size()) + 1).first->second);
+  std::vector<PlannedBucket> out;
+  for (auto& indices : shard::state_buckets(bytes, group, kBucketBytes)) {
+    PlannedBucket b;
+    for (size_t i : indices) b.elements += params[i].numel();
+    b.streamed = !block[indices.front()].empty();
+    b.params = std::move(indices);
+    out.push_back(std::move(b));
   }
   return out;
 }
 
-// ShardedState's buckets: GradSync's, and with streamed units a new one where the unit changes.
-std::vector<std::vector<size_t>> planned_buckets(const std::vector<arch::Parameter>& params,
-                                                 const std::vector<int>& units) {
-  std::vector<int64_t> bytes;
-  for (const auto& p : params) bytes.push_back(p.numel() * 4);
-  std::vector<int> group;
-  for (int u : units) group.push_back(u + 1);
-  return shard::state_buckets(bytes, group, kBucketBytes);
-}
-
 // Each streamed block's row gathers its buckets' whole storage while it runs.
-void set_gathered(std::vector<LayerMemory>& rows, const std::vector<arch::Parameter>& params,
-                  const std::vector<int>& units, const std::vector<size_t>& row_of, int world,
-                  const ActivationInput& in) {
-  if (units.empty()) return;
-  for (const auto& bucket : planned_buckets(params, units)) {
-    if (units[bucket.front()] < 0) continue;
-    int64_t n = 0;
-    for (size_t i : bucket) n += params[i].numel();
-    rows[row_of[bucket.front()]].gathered += allocated_bytes(shard::chunk_elements(n, world) * world * 4, in);
-  }
+void set_gathered(std::vector<LayerMemory>& rows, const std::vector<PlannedBucket>& buckets,
+                  const std::vector<size_t>& row_of, int world, const ActivationInput& in) {
+  for (const PlannedBucket& b : buckets)
+    if (b.streamed)
+      rows[row_of[b.params.front()]].gathered +=
+          allocated_bytes(shard::chunk_elements(b.elements, world) * world * 4, in);
 }
 
 // Fixed state and sync/optimizer transients: every parameter's own block (half a granule
 // of rounding each on average), or ZeRO's flat buckets of which this rank updates one chunk
 // (a streamed bucket: only its chunk is held).
 State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params,
-                   const std::vector<int>& units, int world, const ActivationInput& in) {
+                   const std::vector<PlannedBucket>& buckets, int world, const ActivationInput& in) {
   const auto R = [&](int64_t b) { return allocated_bytes(b, in); };
   int64_t P = 0, largest = 0;
   for (const auto& p : params) {
     P += p.numel();
     largest = std::max(largest, p.numel());
   }
-  const auto buckets = planned_buckets(params, units);
   const int64_t tensors = static_cast<int64_t>(params.size());
   const int slots = cfg.optim.name == config::OptimizerKind::Sgd ? 1 : 2;
   const config::ShardState zero = world > 1 ? cfg.parallel.shard_state : config::ShardState::None;
@@ -224,16 +223,8 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
   auto update_transient = [&](int64_t n) {
     return cfg.optim.name == config::OptimizerKind::Sgd ? 2 * R(n * 4) : std::max(2 * R(n * 8), 5 * R(n * 4));
   };
-  std::vector<int64_t> elements;  // per bucket: its parameters' elements
-  std::vector<bool> streamed;     // per bucket
   int64_t largest_bucket = 0;
-  for (const auto& bucket : buckets) {
-    int64_t n = 0;
-    for (size_t i : bucket) n += params[i].numel();
-    elements.push_back(n);
-    streamed.push_back(!units.empty() && units[bucket.front()] >= 0);
-    largest_bucket = std::max(largest_bucket, R(n * 4));
-  }
+  for (const PlannedBucket& b : buckets) largest_bucket = std::max(largest_bucket, R(b.elements * 4));
   s.whole_gradients = whole;
   if (zero == config::ShardState::None) {
     s.weights = whole;
@@ -245,9 +236,9 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
   }
   // ZeRO: per bucket, the flat storage (world chunks), this rank's chunk of gradients and state.
   int64_t chunks = 0, chunk_max = 0;
-  for (size_t b = 0; b < elements.size(); ++b) {
-    const int64_t c = shard::chunk_elements(elements[b], world);
-    s.weights += streamed[b] ? R(c * 4) : R(c * world * 4);
+  for (const PlannedBucket& b : buckets) {
+    const int64_t c = shard::chunk_elements(b.elements, world);
+    s.weights += b.streamed ? R(c * 4) : R(c * world * 4);
     chunks += R(c * 4);
     chunk_max = std::max(chunk_max, c);
   }
@@ -277,16 +268,14 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
 
 // ZeRO's gradients stage: which row's gradients fill which bucket.
 std::optional<BucketSync> bucket_sync(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params,
-                                      const std::vector<int>& units, const std::vector<size_t>& row_of, size_t rows,
-                                      int world, const ActivationInput& in) {
+                                      const std::vector<PlannedBucket>& buckets, const std::vector<size_t>& row_of,
+                                      size_t rows, int world, const ActivationInput& in) {
   if (world == 1 || !config::scatters_gradients(cfg.parallel.shard_state)) return std::nullopt;
   BucketSync s;
   s.layer_grads.resize(rows);
-  for (const auto& bucket : planned_buckets(params, units)) {
+  for (const PlannedBucket& bucket : buckets) {
     const size_t b = s.flat.size();
-    int64_t n = 0;
-    for (size_t i : bucket) {
-      n += params[i].numel();
+    for (size_t i : bucket.params) {
       auto& grads = s.layer_grads[row_of[i]];
       const int64_t g = allocated_bytes(params[i].numel() * 4, in);
       if (!grads.empty() && grads.back().first == b)
@@ -294,7 +283,7 @@ std::optional<BucketSync> bucket_sync(const config::ExperimentConfig& cfg, const
       else
         grads.emplace_back(b, g);
     }
-    const int64_t c = shard::chunk_elements(n, world);
+    const int64_t c = shard::chunk_elements(bucket.elements, world);
     s.flat.push_back(allocated_bytes(c * world * 4, in));
     s.chunk.push_back(allocated_bytes(c * 4, in));
   }
@@ -333,8 +322,7 @@ StepTimeEstimate step_time(const config::ExperimentConfig& cfg, const std::vecto
         streamed += static_cast<double>(l.gathered);
         gathers += 2;
       }
-    const bool prefetched =
-        config::checkpoint_of(cfg.parallel.strategy, cfg.parallel.checkpoint_level) != config::CheckpointLevel::Stage;
+    const bool prefetched = config::prefetches_weights(cfg.parallel.strategy, cfg.parallel.checkpoint_level);
     const double latency = prefetched ? 0.0 : gathers * rates.link_latency_s;
     const double s = latency + (world - 1.0) / world * streamed / rates.link_bytes_per_s;
     t.allreduce_s += s;
@@ -366,6 +354,8 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
   for (const arch::Parameter& q : params) p.parameters += q.numel();
   const int64_t P = p.parameters;
   const int world = p.sp * p.dp;
+  const std::vector<PlannedBucket> buckets = planned_buckets(cfg, params, model_layers, world);
+  const bool streams = std::any_of(buckets.begin(), buckets.end(), [](const auto& b) { return b.streamed; });
   for (int rank = 0; rank < p.sp; ++rank) {
     RankPrediction r;
     r.rank = rank;
@@ -373,14 +363,12 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     r.layers = model_rows(cfg, in);
     const auto segments = checkpoint_segments(r.layers, p.checkpoint);
     r.inputs = step_inputs(cfg, r.layers, in);
-    const std::vector<int> units = param_units(cfg, params, model_layers, world);
-    const State st = state_memory(cfg, params, units, world, in);
+    const State st = state_memory(cfg, params, buckets, world, in);
     const std::vector<size_t> row_of = param_rows(params, model_layers, r.layers);
     set_param_grads(r.layers, params, row_of, in);
-    set_gathered(r.layers, params, units, row_of, world, in);
-    r.bucket_sync = bucket_sync(cfg, params, units, row_of, r.layers.size(), world, in);
-    // ZeRO's weights stage prefetches the next block unless whole stages are checkpointed.
-    r.prefetch_weights = !units.empty() && p.checkpoint != config::CheckpointLevel::Stage;
+    set_gathered(r.layers, buckets, row_of, world, in);
+    r.bucket_sync = bucket_sync(cfg, params, buckets, row_of, r.layers.size(), world, in);
+    r.prefetch_weights = streams && config::prefetches_weights(cfg.parallel.strategy, cfg.parallel.checkpoint_level);
     StepPeak step = simulate_step(r.layers, segments, r.inputs, nullptr, r.bucket_sync ? &*r.bucket_sync : nullptr,
                                   r.prefetch_weights);
     if (cfg.train.accumulation > 1) {  // micro-steps after the first hold every gradient
@@ -411,8 +399,8 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
       const ActivationInput seg = activation_input(cfg, rank, true);
       auto layers = model_rows(cfg, seg);
       set_param_grads(layers, params, row_of, seg);
-      set_gathered(layers, params, units, row_of, world, seg);
-      const auto seg_sync = bucket_sync(cfg, params, units, row_of, layers.size(), world, seg);
+      set_gathered(layers, buckets, row_of, world, seg);
+      const auto seg_sync = bucket_sync(cfg, params, buckets, row_of, layers.size(), world, seg);
       const StepPeak reserved = simulate_step(layers, segments, step_inputs(cfg, layers, seg), nullptr,
                                               seg_sync ? &*seg_sync : nullptr, r.prefetch_weights);
       r.allocator_slack = std::max<int64_t>(0, reserved.peak - step.peak) + (20 << 20);  // + the small-block pool

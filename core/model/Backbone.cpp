@@ -59,11 +59,7 @@ parallel::ShardedTensor BackboneImpl::run_stage(const std::vector<Segment>& bloc
                                                 parallel::ShardedTensor x) {
   auto run = [blocks, names, level](parallel::ShardedTensor in) {
     for (size_t j = 0; j < blocks.size(); ++j) {
-      const Segment& block = blocks[j];
-      in = level == CheckpointLevel::Block
-               ? gated(
-                     names[j], [&block](const parallel::ShardedTensor& t) { return checkpointed(block, t); }, in)
-               : gated(names[j], block, in);
+      in = run_block(names[j], blocks[j], level == CheckpointLevel::Block, in);
       LayerProbe::layer_done(names[j], in.local);
     }
     return in;
@@ -72,6 +68,13 @@ parallel::ShardedTensor BackboneImpl::run_stage(const std::vector<Segment>& bloc
   parallel::ShardedTensor y = checkpointed(run, x);
   LayerProbe::output_is(y.local);  // the stage ran without grad: its output is this one
   return y;
+}
+
+parallel::ShardedTensor run_block(const std::string& name, const Segment& block, bool checkpoint,
+                                  const parallel::ShardedTensor& x, bool output_unread) {
+  if (!checkpoint) return gated(name, block, x);
+  return gated(
+      name, [&](const parallel::ShardedTensor& t) { return checkpointed(block, t, output_unread); }, x);
 }
 
 std::shared_ptr<BackboneImpl> make_backbone(const std::string& arch, int64_t classes, int64_t in_chans,

@@ -60,6 +60,12 @@ class BackboneImpl : public torch::nn::Module {
   arch::LayerList layers_;
 };
 
+// One block of a stage as every backbone runs it: its weights gathered around it (ZeRO's
+// weights stage, model::gated under `name`), checkpointed when `checkpoint` (output_unread: see
+// checkpointed()). The caller tells the layer probe once it let go of x.
+parallel::ShardedTensor run_block(const std::string& name, const Segment& block, bool checkpoint,
+                                  const parallel::ShardedTensor& x, bool output_unread = false);
+
 // A backbone by its variant's name (arch::backbone_names()): util::Error naming the choices
 // when unknown. classes 0: no head.
 std::shared_ptr<BackboneImpl> make_backbone(const std::string& arch, int64_t classes, int64_t in_chans = 3,

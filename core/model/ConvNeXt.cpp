@@ -6,7 +6,6 @@
 
 #include "model/Init.h"
 #include "model/LayerProbe.h"
-#include "model/WeightGate.h"
 #include "parallel/ShardedPool.h"
 
 namespace halo::model {
@@ -64,12 +63,9 @@ ShardedTensor ConvNeXtStageImpl::forward_inner(ShardedTensor x) {
   for (size_t j = 0; j < blocks->size(); ++j) {
     auto& block = blocks->at<ConvNeXtBlockImpl>(j);
     const std::string& name = names_[names_.size() - blocks->size() + j];
-    const Segment run = [&block](const ShardedTensor& in) { return block.forward(in); };
-    if (checkpoint == CheckpointLevel::Block)
-      x = gated(
-          name, [&run](const ShardedTensor& in) { return checkpointed(run, in, /*output_unread=*/true); }, x);
-    else
-      x = gated(name, run, x);
+    x = run_block(
+        name, [&block](const ShardedTensor& in) { return block.forward(in); }, checkpoint == CheckpointLevel::Block, x,
+        /*output_unread=*/true);
     LayerProbe::layer_done(name, x.local);
   }
   return x;

@@ -28,35 +28,33 @@ struct GateCapsule : torch::CustomClassHolder {
   std::string unit;
 };
 
+void act(WeightGate& gate, const std::string& unit, bool gather, bool backward) {
+  if (gather)
+    gate.gather(unit, backward);
+  else
+    gate.release(unit);
+}
+
 // enter: forward gathers, backward releases; otherwise the other way round.
 template <bool kEnter>
 class GateFunction : public torch::autograd::Function<GateFunction<kEnter>> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, c10::intrusive_ptr<GateCapsule> cap) {
-    if (kEnter)
-      cap->gate->gather(cap->unit, /*backward=*/false);
-    else
-      cap->gate->release(cap->unit);
+    act(*cap->gate, cap->unit, kEnter, /*backward=*/false);
     ctx->saved_data["cap"] = c10::IValue::make_capsule(cap);
     return x;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto holder = ctx->saved_data["cap"].toCapsule();
     auto* cap = static_cast<GateCapsule*>(holder.get());
-    if (kEnter)
-      cap->gate->release(cap->unit);
-    else
-      cap->gate->gather(cap->unit, /*backward=*/true);
+    act(*cap->gate, cap->unit, !kEnter, /*backward=*/true);
     return {grads[0], at::Tensor()};
   }
 };
 
 at::Tensor pass(bool enter, const std::shared_ptr<WeightGate>& gate, const std::string& unit, const at::Tensor& x) {
   if (!at::GradMode::is_enabled() || !x.requires_grad()) {  // no backward will come back through here
-    if (enter)
-      gate->gather(unit, /*backward=*/false);
-    else
-      gate->release(unit);
+    act(*gate, unit, enter, /*backward=*/false);
     return x;
   }
   auto cap = c10::make_intrusive<GateCapsule>(gate, unit);

@@ -8,14 +8,16 @@
 
 namespace halo::parallel {
 
-std::vector<std::vector<size_t>> gradient_buckets(const NamedParams& params, size_t bucket_bytes) {
+std::vector<std::vector<size_t>> gradient_buckets(const NamedParams& params, size_t bucket_bytes,
+                                                  const std::vector<int>& unit) {
   std::vector<int64_t> bytes;
-  std::vector<int> dtype;
-  for (const auto& [name, p] : params) {
+  std::vector<int> group;  // the dtype, and the unit when there are units
+  for (size_t i = 0; i < params.size(); ++i) {
+    const at::Tensor& p = params[i].second;
     bytes.push_back(p.requires_grad() ? p.numel() * static_cast<int64_t>(p.element_size()) : -1);
-    dtype.push_back(static_cast<int>(p.scalar_type()));
+    group.push_back(static_cast<int>(p.scalar_type()) * (1 << 20) + (unit.empty() ? 0 : unit.at(i) + 1));
   }
-  return shard::state_buckets(bytes, dtype, static_cast<int64_t>(bucket_bytes));
+  return shard::state_buckets(bytes, group, static_cast<int64_t>(bucket_bytes));
 }
 
 double gradient_scale(GradPlacement placement, const MeshShape& shape) {

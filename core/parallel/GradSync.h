@@ -22,8 +22,10 @@ using NamedParams = std::vector<std::pair<std::string, at::Tensor>>;
 
 // The gradient buckets of GradSync and ShardedState, in a fixed order: the parameters that
 // need a gradient, in order, a new bucket at a change of dtype or when `bucket_bytes` is full.
-// Each bucket lists indices into `params`.
-std::vector<std::vector<size_t>> gradient_buckets(const NamedParams& params, size_t bucket_bytes);
+// unit (ZeRO's weights stage; empty: none): per parameter, the streamed unit it belongs to
+// (-1: none), a new bucket where it changes. Each bucket lists indices into `params`.
+std::vector<std::vector<size_t>> gradient_buckets(const NamedParams& params, size_t bucket_bytes,
+                                                  const std::vector<int>& unit = {});
 
 // The factor a gradient is pre-scaled by so that one world sum is "sum over sp, mean over
 // dp": 1/dp for Partial gradients, 1/(dp*sp) for Replicate ones (identical on the sp ranks).

@@ -45,48 +45,15 @@ struct OverlapHook : torch::autograd::PostAccumulateGradHook {
   size_t param;
 };
 
-namespace {
-
-// GradSync's buckets; with streamed units, a new bucket also where the unit changes.
-std::vector<std::vector<size_t>> state_buckets(const NamedParams& params, size_t bucket_bytes,
-                                               const std::vector<int>& unit) {
-  if (unit.empty()) return gradient_buckets(params, bucket_bytes);
-  std::vector<int64_t> bytes;
-  std::vector<int> group;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const at::Tensor& p = params[i].second;
-    bytes.push_back(p.requires_grad() ? p.numel() * static_cast<int64_t>(p.element_size()) : -1);
-    group.push_back(static_cast<int>(p.scalar_type()) * (1 << 20) + unit[i] + 1);
-  }
-  return shard::state_buckets(bytes, group, static_cast<int64_t>(bucket_bytes));
-}
-
-}  // namespace
-
 ShardedState::ShardedState(NamedParams params, const std::function<GradPlacement(const std::string&)>& placement,
                            std::shared_ptr<Mesh> mesh, size_t bucket_bytes, const std::vector<std::string>& unit_of)
     : params_(std::move(params)), mesh_(std::move(mesh)) {
   const int64_t world = mesh_->world().size(), rank = mesh_->world().rank();
-  std::vector<int> unit;  // per parameter: index into units_, -1 whole everywhere
-  if (!unit_of.empty()) {
-    if (unit_of.size() != params_.size())
-      throw util::Error(
-          fmt::format("ZeRO's weights stage: {} units for {} parameters", unit_of.size(), params_.size()));
-    std::map<std::string, int> index;
-    for (const std::string& u : unit_of) {
-      if (u.empty()) {
-        unit.push_back(-1);
-        continue;
-      }
-      auto [it, fresh] = index.emplace(u, static_cast<int>(units_.size()));
-      if (fresh) units_.push_back(u);
-      unit.push_back(it->second);
-    }
-  }
+  const std::vector<int> unit = index_units(unit_of);
   unit_buckets_.resize(units_.size());
   gathered_.assign(units_.size(), 0);
   prefetched_.resize(units_.size());
-  for (const auto& indices : state_buckets(params_, bucket_bytes, unit)) {
+  for (const auto& indices : gradient_buckets(params_, bucket_bytes, unit)) {
     Bucket b;
     if (!unit.empty()) b.unit = unit[indices.front()];
     int64_t n = 0;
@@ -125,6 +92,24 @@ ShardedState::ShardedState(NamedParams params, const std::function<GradPlacement
       overlap_->bucket_of[i] = b;
       torch::autograd::impl::set_post_acc_grad_hooks(params_[i].second, std::make_unique<OverlapHook>(overlap_, i));
     }
+}
+
+std::vector<int> ShardedState::index_units(const std::vector<std::string>& unit_of) {
+  if (unit_of.empty()) return {};
+  if (unit_of.size() != params_.size())
+    throw util::Error(fmt::format("ZeRO's weights stage: {} units for {} parameters", unit_of.size(), params_.size()));
+  std::map<std::string, int> index;
+  std::vector<int> unit;
+  for (const std::string& u : unit_of) {
+    if (u.empty()) {
+      unit.push_back(-1);
+      continue;
+    }
+    auto [it, fresh] = index.emplace(u, static_cast<int>(units_.size()));
+    if (fresh) units_.push_back(u);
+    unit.push_back(it->second);
+  }
+  return unit;
 }
 
 ShardedState::~ShardedState() {
@@ -175,14 +160,9 @@ void ShardedState::wait_prefetch(size_t u) {
 void ShardedState::gather(const std::string& unit) {
   const auto u = find_unit(unit);
   if (!u) return;
-  if (gathered_[*u]++ > 0) {
-    if (!prefetched_[*u].empty()) {  // the prefetch's count is this gather's
-      --gathered_[*u];
-      wait_prefetch(*u);
-    }
-    return;
-  }
-  for (size_t b : unit_buckets_[*u]) materialize(buckets_[b]).wait();
+  if (!prefetched_[*u].empty()) return wait_prefetch(*u);  // the prefetch's count is this gather's
+  if (gathered_[*u]++ == 0)
+    for (size_t b : unit_buckets_[*u]) materialize(buckets_[b]).wait();
 }
 
 void ShardedState::prefetch(const std::string& unit) {

@@ -108,6 +108,8 @@ class ShardedState {
   std::vector<std::vector<size_t>> unit_buckets_;  // per unit
   std::vector<int> gathered_;                      // per unit: nested gathers
   std::vector<std::vector<Pending>> prefetched_;   // per unit: its buckets' all-gathers in flight
+  // units_ from unit_of; per parameter, its index there (-1: whole everywhere; empty: no units).
+  std::vector<int> index_units(const std::vector<std::string>& unit_of);
   std::optional<size_t> find_unit(const std::string& unit) const;
   void wait_prefetch(size_t u);
 

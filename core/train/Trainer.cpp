@@ -59,22 +59,6 @@ void label_exchanges(torch::nn::Module& backbone, torch::nn::Module& task) {
         conv->set_label(item.key());
 }
 
-// ZeRO's weights stage: the backbone's blocks stream (each parameter of a block under the
-// block's layer-list name); the stem, downsamples, head and the task's own stay whole.
-std::vector<std::string> streamed_units(const std::vector<std::pair<std::string, at::Tensor>>& params,
-                                        const arch::LayerList& layers, const std::string& prefix) {
-  std::map<std::string, std::string> unit;
-  for (const arch::Layer& l : layers)
-    if (l.block >= 0)
-      for (const arch::Parameter& p : l.parameters) unit[prefix + p.name] = l.name;
-  std::vector<std::string> out;
-  for (const auto& [name, p] : params) {
-    const auto it = unit.find(name);
-    out.push_back(it == unit.end() ? "" : it->second);
-  }
-  return out;
-}
-
 // A checkpoint's parameters and buffers into the module (no grad): util::Error naming the
 // first one missing or misshaped.
 void load_model_tensors(torch::nn::Module& module, torch::serialize::InputArchive& ar, const std::string& path) {
@@ -139,6 +123,11 @@ struct Trainer::State {
   int64_t step = 0;
   bool keep_timeline = false;  // probe the next step
   std::optional<protocol::MemoryTimelineEvent> timeline;
+
+  // ZeRO's weights stage: every block's weights gathered while it lives (none otherwise).
+  std::unique_ptr<parallel::ShardedState::Whole> whole_weights() const {
+    return gate ? std::make_unique<parallel::ShardedState::Whole>(*shards) : nullptr;
+  }
 };
 
 Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::Mesh> mesh)
@@ -164,15 +153,20 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
   if (cfg_.parallel.shard_state == config::ShardState::None) {
     s_->optim = std::make_unique<Optimizer>(params, opts);
   } else {
+    // ZeRO's weights stage streams the backbone's blocks; the stem, downsamples, head and the
+    // task's own parameters stay whole.
     const bool stream = cfg_.parallel.shard_state == config::ShardState::Weights && mesh_->world().size() > 1;
-    const std::vector<std::string> units =
-        stream ? streamed_units(params, s_->backbone->layers(), backbone_prefix(s_->task->module(), *s_->backbone))
-               : std::vector<std::string>{};
+    std::vector<std::string> units;
+    if (stream) {
+      std::vector<std::string> names;
+      for (const auto& [name, p] : params) names.push_back(name);
+      units = s_->backbone->layers().block_of(names, backbone_prefix(s_->task->module(), *s_->backbone));
+    }
     s_->shards = std::make_shared<parallel::ShardedState>(params, placement, mesh_, 25u << 20, units);
     s_->sharded = std::make_unique<ShardedOptimizer>(s_->shards, opts, mesh_);
     if (stream) {
-      const bool whole_stages = ckpt && cfg_.parallel.checkpoint_level == config::CheckpointLevel::Stage;
-      s_->gate = std::make_shared<StateGate>(s_->shards, !whole_stages);
+      s_->gate = std::make_shared<StateGate>(
+          s_->shards, config::prefetches_weights(cfg_.parallel.strategy, cfg_.parallel.checkpoint_level));
       model::WeightGate::open(s_->gate);
     }
   }
@@ -382,8 +376,7 @@ void Trainer::save_checkpoint(const std::string& path) const {
   // Whole tensors whatever the layout, so that a run resumes under another one: ZeRO's chunks
   // are gathered (every rank takes part), then rank 0 writes.
   const auto optim = optimizer_state();
-  std::optional<parallel::ShardedState::Whole> whole;  // ZeRO's weights stage: every block's weights
-  if (s_->gate) whole.emplace(*s_->shards);
+  const auto whole = s_->whole_weights();  // ZeRO's weights stage: every block's weights, while saving
   if (mesh_->rank() != 0) return;
   torch::serialize::OutputArchive ar;
   // Parameters and buffers (BatchNorm's running statistics) under their module names.
@@ -421,8 +414,7 @@ void Trainer::load_checkpoint(const std::string& path) {
   io::load_torch_archive(path, ar);
   torch::NoGradGuard no_grad;
   {
-    std::optional<parallel::ShardedState::Whole> whole;  // written whole, kept as this rank's chunks
-    if (s_->gate) whole.emplace(*s_->shards);
+    const auto whole = s_->whole_weights();  // written whole, kept as this rank's chunks
     load_model_tensors(s_->task->module(), ar, path);
   }
   std::map<std::string, at::Tensor> state;
@@ -445,8 +437,7 @@ void Trainer::load_checkpoint(const std::string& path) {
 }
 
 PretrainedResult Trainer::load_pretrained() {
-  std::optional<parallel::ShardedState::Whole> whole;
-  if (s_->gate) whole.emplace(*s_->shards);
+  const auto whole = s_->whole_weights();
   torch::nn::Module& m = s_->task->module();
   return train::load_pretrained(m, cfg_.model.pretrained, cfg_.model.pretrained_skip,
                                 backbone_prefix(m, *s_->backbone));
