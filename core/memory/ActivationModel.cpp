@@ -74,9 +74,9 @@ class Builder {
     const int64_t c = layer.out_channels, B = in_.images, M = B * s.height * g.out_cols, MC = M * c;
     const int64_t stripe = B * conv.in_channels * s.in_height * g.in_cols;
     LayerMemory l = base(layer, s, g);
-    l.in = R(stripe * 4);  // the image itself at sp=1
-    l.saves_input = true;  // the conv keeps its input (a view: no padding, no halo)
-    if (half_) l.saved += R(stripe * a_) + R(conv.weight_elements() * a_);  // autocast copies of input and weight
+    l.in = R(stripe * 4);    // the image itself at sp=1
+    l.saves_input = !half_;  // the conv keeps its input (a view: no padding, no halo) or, under
+    if (half_) l.saved += R(stripe * a_) + R(conv.weight_elements() * a_);  // autocast, copies of it and the weight
     const int64_t ln_bytes = cuda_half() ? 4 : a_;
     l.saved += R(MC * a_);                               // conv output, LayerNorm's input
     if (cuda_half()) l.saved += R(MC * 4) - R(MC * a_);  // LayerNorm runs in fp32 on CUDA: keeps the copy
@@ -253,7 +253,13 @@ std::vector<LayerMemory> activation_layers(const ActivationInput& in) {
         stream_bytes = in.compute_bytes;
         break;
       case arch::LayerKind::ConvNeXtBlock:
-        out.push_back(b.block(l, *shape++, stream_bytes));
+        out.push_back(b.block(l, *shape, stream_bytes));
+        if (stream_bytes != in.compute_bytes) {
+          LayerMemory cast = b.block(l, *shape, in.compute_bytes);
+          cast.recompute_backward_extra = cast.backward_extra;
+          out.back().on_cast_input = std::make_shared<const LayerMemory>(std::move(cast));
+        }
+        ++shape;
         stream_bytes = 4;
         break;
       case arch::LayerKind::NormMlpHead:

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,10 @@ struct LayerMemory {
   // ZeRO's weights stage: bytes of its whole weights, all-gathered while it runs (forward,
   // recompute, backward) and freed after (set by the planner; 0: held from step to step).
   int64_t gathered = 0;
+  // A ConvNeXt block whose input (the fp32 stream) is wider than the autocast dtype, as it runs
+  // on that input's cast: checkpointed alone, it keeps only the cast and recomputes from it
+  // (model::checkpointed_residual). Null: a checkpoint keeps the input itself.
+  std::shared_ptr<const LayerMemory> on_cast_input;
   int64_t halo_bytes = 0;  // bytes received + sent by its halo exchange per forward
   double flops = 0;        // forward multiply-adds x 2
   double bytes_moved = 0;  // forward bytes read + written (for memory-bound time)

@@ -79,10 +79,12 @@ class Streamed {
 
 // gather: each layer gathers its streamed weights around its own forward (a block
 // checkpointed alone has them from its backward's gather instead; a recompute prefetches none).
+// first_as: the first layer as it runs here (a block's recompute from its input's cast).
 void forward_with_grad(const std::vector<LayerMemory>& L, size_t first, size_t last, Live& m, Streamed& w,
-                       const char* phase, bool recompute = false, bool gather = true) {
+                       const char* phase, bool recompute = false, bool gather = true,
+                       const LayerMemory* first_as = nullptr) {
   for (size_t i = first; i <= last; ++i) {
-    const LayerMemory& l = L[i];
+    const LayerMemory& l = i == first && first_as ? *first_as : L[i];
     const bool alone = recompute && first == last && l.block && l.recompute_forward_extra;
     if (gather) w.gather(i, +1, m, !recompute);
     m.touch(l.saved + l.out + (alone ? *l.recompute_forward_extra : l.forward_extra), std::string(phase) + l.name);
@@ -90,6 +92,16 @@ void forward_with_grad(const std::vector<LayerMemory>& L, size_t first, size_t l
     if (!l.saves_input && i != first && !L[i - 1].keeps_output) m.add(-l.in);
     if (gather) w.release(i, m);
   }
+}
+
+// Layer i as a checkpoint of it alone runs it in backward: from its input's cast where it has
+// one (its own parameter gradients and gathered weights), else itself.
+std::optional<LayerMemory> recomputed_from_cast(const LayerMemory& l) {
+  if (!l.on_cast_input) return std::nullopt;
+  LayerMemory r = *l.on_cast_input;
+  r.param_grad = l.param_grad;
+  r.gathered = l.gathered;
+  return r;
 }
 
 // The buckets of a BucketSync as backward completes them.
@@ -164,9 +176,11 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
     if (seg_at[i] >= 0) {
       const Segment& s = segments[static_cast<size_t>(seg_at[i])];
       for (size_t k = s.first; k <= s.last; ++k) {  // no grad: nothing saved, the input stays (checkpoint keeps it)
+        // ... or only its cast does, made before the block and kept (x itself goes after the sum)
+        const int64_t cast = s.first == s.last && L[k].on_cast_input ? L[k].on_cast_input->in : 0;
         w.gather(k, +1, m);
-        m.touch(L[k].out + L[k].nograd_extra, "forward of " + L[k].name);
-        m.add(L[k].out);
+        m.touch(L[k].out + L[k].nograd_extra + cast, "forward of " + L[k].name);
+        m.add(L[k].out + cast - (cast > 0 ? L[k].in : 0));
         if (k != s.first) m.add(-L[k].in);
         w.release(k, m);
       }
@@ -205,26 +219,33 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
     // One layer checkpointed alone is gathered (outside its checkpoint) through recompute and
     // backward; a longer segment's layers gather inside it, in each pass.
     const bool alone = s.first == s.last;
+    const std::optional<LayerMemory> from_cast = alone ? recomputed_from_cast(L[s.first]) : std::nullopt;
+    const LayerMemory* first_as = from_cast ? &*from_cast : nullptr;
     if (alone) w.gather(s.first, -1, m);
-    forward_with_grad(L, s.first, s.last, m, w, "recompute of ", true, !alone);  // output y is held meanwhile
+    // output y is held meanwhile
+    forward_with_grad(L, s.first, s.last, m, w, "recompute of ", true, !alone, first_as);
     int64_t gi = g;
     for (size_t k = s.last + 1; k-- > s.first;) {
-      const LayerMemory& lk = L[k];
+      const LayerMemory& lk = k == s.first && first_as ? *first_as : L[k];
+      // From a cast: its gradient (the cast's dtype) is cast back to the stream's beside it.
+      const int64_t in_grad = k == s.first && first_as ? L[k].in_grad : lk.in_grad;
+      const int64_t cast_back = in_grad != lk.in_grad ? -lk.saved + lk.in_grad + in_grad : 0;
       const bool last = k == s.last;
       const bool in_held = k == s.first || L[k - 1].keeps_output;  // by the checkpoint, or the layer before
       if (!alone) w.gather(k, -1, m);
-      m.touch((last ? lk.recompute_backward_extra : lk.backward_extra) + lk.param_grad,
+      m.touch(std::max(last ? lk.recompute_backward_extra : lk.backward_extra, cast_back) + lk.param_grad,
               "backward of " + lk.name + " (recompute)", lk.param_grad);
-      m.add(-lk.saved - (lk.saves_input && !in_held ? lk.in : 0) + lk.in_grad - (last ? 0 : gi) -
+      m.add(-lk.saved - (lk.saves_input && !in_held ? lk.in : 0) + in_grad - (last ? 0 : gi) -
             (lk.keeps_output && !last ? lk.out : 0));
       m.add_grads(lk.param_grad);
       buckets.layer_done(k, m);
       w.release(k, m);
-      gi = lk.in_grad;
+      gi = in_grad;
     }
-    // The recomputed output, the kept input (unless the layer before still keeps it), the
-    // incoming gradient.
-    m.add(-L[s.last].out - (held_by_previous(s.first) ? 0 : L[s.first].in) - g);
+    // The recomputed output, the kept input or its cast (unless the layer before still keeps
+    // it), the incoming gradient.
+    const int64_t kept = first_as ? first_as->in : L[s.first].in;
+    m.add(-L[s.last].out - (held_by_previous(s.first) ? 0 : kept) - g);
     g = gi;
     i = s.first;
   }

@@ -77,6 +77,13 @@ parallel::ShardedTensor run_block(const std::string& name, const Segment& block,
       name, [&](const parallel::ShardedTensor& t) { return checkpointed(block, t, output_unread); }, x);
 }
 
+parallel::ShardedTensor run_residual_block(const std::string& name, const Segment& block, const Segment& branch,
+                                           bool checkpoint, const parallel::ShardedTensor& x, bool output_unread) {
+  if (!checkpoint) return gated(name, block, x);
+  return gated(
+      name, [&](const parallel::ShardedTensor& t) { return checkpointed_residual(branch, t, output_unread); }, x);
+}
+
 std::shared_ptr<BackboneImpl> make_backbone(const std::string& arch, int64_t classes, int64_t in_chans,
                                             double drop_path) {
   if (auto v = arch::find_convnext_variant(arch))

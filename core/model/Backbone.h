@@ -65,6 +65,10 @@ class BackboneImpl : public torch::nn::Module {
 // checkpointed()). The caller tells the layer probe once it let go of x.
 parallel::ShardedTensor run_block(const std::string& name, const Segment& block, bool checkpoint,
                                   const parallel::ShardedTensor& x, bool output_unread = false);
+// The same for a block that is x + branch(x) (a ConvNeXt block): checkpointed, only the branch
+// is, on x as its first op casts it (model::checkpointed_residual).
+parallel::ShardedTensor run_residual_block(const std::string& name, const Segment& block, const Segment& branch,
+                                           bool checkpoint, const parallel::ShardedTensor& x, bool output_unread);
 
 // A backbone by its variant's name (arch::backbone_names()): util::Error naming the choices
 // when unknown. classes 0: no head.

@@ -129,4 +129,14 @@ parallel::ShardedTensor checkpointed(const Segment& segment, const parallel::Sha
   return {y, cap->out_part, x.group};
 }
 
+parallel::ShardedTensor checkpointed_residual(const Segment& branch, const parallel::ShardedTensor& x,
+                                              bool output_unread) {
+  const auto dev = x.local.device().type();
+  const at::Tensor cast = at::autocast::is_autocast_enabled(dev) && x.local.is_floating_point()
+                              ? x.local.to(at::autocast::get_autocast_dtype(dev))  // x itself when already so
+                              : x.local;
+  const parallel::ShardedTensor b = checkpointed(branch, x.with(cast), output_unread);
+  return b.with(b.local + x.local);  // (B, C, H, W/world), as the block's own forward adds
+}
+
 }  // namespace halo::model

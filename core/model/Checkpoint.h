@@ -28,4 +28,11 @@ bool recompute_output_unread();
 parallel::ShardedTensor checkpointed(const Segment& segment, const parallel::ShardedTensor& x,
                                      bool output_unread = false);
 
+// y = x + branch(x), checkpointing the branch on x cast to the autocast dtype: what backward
+// keeps is that cast (half an fp32 stream's bytes under bf16/fp16; x itself without autocast),
+// and the sum keeps nothing. Exact when the branch reads x only through that cast (its first
+// op is an autocast conv, as a ConvNeXt block's conv_dw): the same ops on the same values.
+parallel::ShardedTensor checkpointed_residual(const Segment& branch, const parallel::ShardedTensor& x,
+                                              bool output_unread = false);
+
 }  // namespace halo::model

@@ -63,8 +63,9 @@ ShardedTensor ConvNeXtStageImpl::forward_inner(ShardedTensor x) {
   for (size_t j = 0; j < blocks->size(); ++j) {
     auto& block = blocks->at<ConvNeXtBlockImpl>(j);
     const std::string& name = names_[names_.size() - blocks->size() + j];
-    x = run_block(
-        name, [&block](const ShardedTensor& in) { return block.forward(in); }, checkpoint == CheckpointLevel::Block, x,
+    x = run_residual_block(
+        name, [&block](const ShardedTensor& in) { return block.forward(in); },
+        [&block](const ShardedTensor& in) { return block.branch(in); }, checkpoint == CheckpointLevel::Block, x,
         /*output_unread=*/true);
     LayerProbe::layer_done(name, x.local);
   }

@@ -52,6 +52,10 @@ ConvNeXtBlockImpl::ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps
     : ConvNeXtBlockImpl(arch::convnext_block(0, 0, dim, conv_mlp, norm_eps), ls_init, drop_path) {}
 
 parallel::ShardedTensor ConvNeXtBlockImpl::forward(const parallel::ShardedTensor& x) {
+  return x.with(branch(x).local + x.local);
+}
+
+parallel::ShardedTensor ConvNeXtBlockImpl::branch(const parallel::ShardedTensor& x) {
   torch::Tensor y = conv_dw->forward(x).local;  // (B, C, H, W/world)
   // Per pixel in (B, H, W/world, C), for either MLP style (1x1 convs run as Linear: faster on CPU).
   if (recompute_cheap_ && is_training()) {
@@ -71,7 +75,7 @@ parallel::ShardedTensor ConvNeXtBlockImpl::forward(const parallel::ShardedTensor
     torch::Tensor mask = torch::empty({y.size(0), 1, 1, 1}, y.options()).bernoulli_(keep);
     y = y * mask / keep;
   }
-  return x.with(y + x.local);
+  return x.with(y);
 }
 
 }  // namespace halo::model

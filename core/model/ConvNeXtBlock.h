@@ -35,7 +35,10 @@ class ConvNeXtBlockImpl : public torch::nn::Module {
   // layer: a ConvNeXtBlock row of the layer list (conv_dw's spec, channels, MLP width and style).
   ConvNeXtBlockImpl(const arch::Layer& layer, double ls_init, double drop_path);
   ConvNeXtBlockImpl(int64_t dim, bool conv_mlp, double norm_eps, double ls_init = 1e-6, double drop_path = 0.0);
-  parallel::ShardedTensor forward(const parallel::ShardedTensor& x);  // (B, C, H, W/world)
+  parallel::ShardedTensor forward(const parallel::ShardedTensor& x);  // (B, C, H, W/world): x + branch(x)
+  // The residual branch: conv_dw, norm, MLP, layer scale, drop path. Its first op, conv_dw,
+  // reads x only through autocast's cast (model::checkpointed_residual relies on it).
+  parallel::ShardedTensor branch(const parallel::ShardedTensor& x);
   // Keep only conv_dw's and fc1's outputs for backward (model::block_pointwise): the same
   // values and gradients, about half the saved bytes, LayerNorm and GELU run twice.
   void set_recompute_cheap(bool on) { recompute_cheap_ = on; }
