@@ -123,6 +123,7 @@ class Builder {
     const int64_t MH = M * layer.hidden;
     LayerMemory l = base(layer, s, g);
     l.block = true;
+    l.recompute_peaks_after_grads = true;
     l.in = R(MC * in_bytes);
     const bool cast_in = in_bytes != a_;
     // conv_dw (padded along W): the halo-extended input is a new tensor.

@@ -36,6 +36,10 @@ struct LayerMemory {
   std::string name;  // "stem", "stages.1.downsample", "stages.0.blocks.2", "head"
   int stage = -1;    // -1: stem, 0..3, 4: head
   bool block = false;
+  // A block whose recompute-and-backward peaks after its parameter gradients are made (a
+  // ConvNeXt block: the depthwise conv comes last); else, like every block's plain backward,
+  // before them (a ResNet block: its last conv's weight gradient first).
+  bool recompute_peaks_after_grads = false;
   int64_t channels = 0, height = 0, columns = 0;  // output shape on this rank (W stripe)
   int64_t halo_left = 0, halo_right = 0;          // extra input columns (peers + padding) of its conv
   int64_t in = 0, out = 0;                        // bytes of input / output activation

@@ -31,6 +31,17 @@ constexpr int64_t kConvScratch = 8216;
 // A strided 1x1 conv's forward gathers its strided input into a per-thread buffer.
 constexpr int64_t kStridedPointwiseScratch = 24600;
 
+// oneDNN's weight gradient of a dense conv whose input is shorter than its kernel (ResNet-18's
+// layer4 on a 64-row image: 2 rows for 3) takes another algorithm: two more weight-sized
+// buffers and per-image scratch (measured on LibTorch 2.11, one thread, at 1 to 28 images and
+// 1 to 32 columns: 2 w + 40 (stride 1) or 13 (stride 2) x C_in x rows x columns + 384 B).
+int64_t short_input_grad_scratch(const arch::Conv& c, int64_t height, int64_t cols, int64_t w,
+                                 const ActivationInput& a) {
+  if (c.spec.groups != 1 || height >= c.spec.kernel[0]) return 0;
+  const int64_t per_pixel = c.spec.stride[0] == 1 && c.spec.stride[1] == 1 ? 40 : 13;
+  return 2 * w + allocated_bytes(per_pixel * c.in_channels * height * cols + 384, a);
+}
+
 class Recorder {
  public:
   Recorder(const ActivationInput& a, const Stripe& in, bool input_grad) : a_(a), tape_(bytes(in), input_grad) {}
@@ -65,7 +76,8 @@ class Recorder {
         o.grad_extra = 3 * w;
       } else {  // oneDNN reorders the weight, and in backward its gradient too
         o.extra = 2 * w + (c.spec.groups == 1 ? kConvScratch : 0);
-        o.grad_extra = 4 * w;
+        const int64_t cols = s.part.span(a_.rank).size();
+        o.grad_extra = 4 * w + short_input_grad_scratch(c, s.height, cols, w, a_);
       }
     } else {
       const int64_t per_col = a_.images * s.channels * s.height * 4;
@@ -80,7 +92,10 @@ class Recorder {
       // while the halo columns travel back; or the extended gradient beside the weight's
       // and the input's gradient (the in_grad counted by the tape).
       const int64_t in = bytes(s);
-      o.grad_extra = tape_.needs_grad(x) ? std::max(o.keeps + 4 * w + sent + received - in, o.keeps + w + sent) : 4 * w;
+      const int64_t scratch = short_input_grad_scratch(c, s.height, plan.needed.size(), w, a_);
+      o.grad_extra = tape_.needs_grad(x)
+                         ? std::max(o.keeps + 4 * w + scratch + sent + received - in, o.keeps + w + sent)
+                         : 4 * w + scratch;
       halo_bytes_ += per_col * (left + right) + per_col * sent_cols(plan);
     }
     s = out;

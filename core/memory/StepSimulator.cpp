@@ -4,7 +4,8 @@
 // layer's parameter gradients stay once its backward made them. At a layer's own high point:
 // a plain layer's (one op) are counted, a ConvNeXt block's are not (its peak, in the pointwise
 // backward, comes before its weight gradients: measured to the byte on the quickstart, none and
-// tp2), unless it is recomputed (its recompute's high point, the depthwise conv, comes after).
+// tp2), unless it is recomputed (its recompute's high point, the depthwise conv, comes after);
+// a ResNet or RegNet block's are not, recomputed or not (its last conv's weight gradient first).
 #include "memory/StepSimulator.h"
 
 #include <algorithm>
@@ -233,8 +234,9 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
       const bool last = k == s.last;
       const bool in_held = k == s.first || L[k - 1].keeps_output;  // by the checkpoint, or the layer before
       if (!alone) w.gather(k, -1, m);
-      m.touch(std::max(last ? lk.recompute_backward_extra : lk.backward_extra, cast_back) + lk.param_grad,
-              "backward of " + lk.name + " (recompute)", lk.param_grad);
+      const int64_t made = lk.block && !lk.recompute_peaks_after_grads ? 0 : lk.param_grad;
+      m.touch(std::max(last ? lk.recompute_backward_extra : lk.backward_extra, cast_back) + made,
+              "backward of " + lk.name + " (recompute)", made);
       m.add(-lk.saved - (lk.saves_input && !in_held ? lk.in : 0) + in_grad - (last ? 0 : gi) -
             (lk.keeps_output && !last ? lk.out : 0));
       m.add_grads(lk.param_grad);
