@@ -52,6 +52,7 @@ void Optimizer::zero_grad() {
 void Optimizer::step(double lr) {
   torch::NoGradGuard no_grad;
   ++steps_;
+  if (opts_.kind == config::OptimizerKind::AdamW) return fused_adamw_step(lr);
   const BiasCorrection bc = bias_correction(opts_, steps_);
   for (auto& [name, p] : params_) {
     if (!p.grad().defined()) continue;
@@ -74,6 +75,31 @@ void Optimizer::step(double lr) {
       const double trust = pn > 0 && un > 0 ? pn / un : 1.0;
       p.add_(update, -lr * trust);
     }
+  }
+}
+
+// LibTorch's fused AdamW (torch.optim.AdamW(fused=True)): one pass over each parameter, no
+// temporaries, the same rule as adamw_step; one call for the decayed parameters, one for the rest.
+void Optimizer::fused_adamw_step(double lr) {
+  struct Group {
+    std::vector<at::Tensor> p, g, m, v, steps;
+  } groups[2];  // decayed (2-D and up), not decayed
+  for (auto& [name, p] : params_) {
+    if (!p.grad().defined()) continue;
+    Group& gr = groups[p.dim() >= 2 ? 0 : 1];
+    gr.p.push_back(p);
+    gr.g.push_back(p.grad());
+    gr.m.push_back(slot_.at(name + ".exp_avg"));
+    gr.v.push_back(slot_.at(name + ".exp_avg_sq"));
+  }
+  for (int k = 0; k < 2; ++k) {
+    Group& gr = groups[k];
+    if (gr.p.empty()) continue;
+    // The kernel reads the step count from a tensor per parameter, on the parameters' device.
+    const at::Tensor step = at::full({}, static_cast<double>(steps_), gr.p.front().options().dtype(at::kFloat));
+    gr.steps.assign(gr.p.size(), step);
+    at::_fused_adamw_(gr.p, gr.g, gr.m, gr.v, {}, gr.steps, lr, opts_.beta1, opts_.beta2,
+                      k == 0 ? opts_.weight_decay : 0.0, opts_.eps, /*amsgrad=*/false, /*maximize=*/false);
   }
 }
 

@@ -56,6 +56,8 @@ class Optimizer {
   OptimizerOptions opts_;
   int64_t steps_ = 0;
   std::map<std::string, at::Tensor> slot_;  // "<param>.exp_avg" | ".exp_avg_sq" | ".momentum_buffer"
+
+  void fused_adamw_step(double lr);
 };
 
 }  // namespace halo::train
