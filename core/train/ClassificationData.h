@@ -3,22 +3,30 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include <ATen/core/Tensor.h>
 
 namespace halo::train {
 
 struct ClassificationSample {
-  at::Tensor images;  // (N, V, 3, H, W)
+  at::Tensor images;  // (N, V, 3, H, W), or (N, V, 3, H, columns) of a column range
   at::Tensor labels;  // (N) int64
 };
 
 class ClassificationData {
  public:
+  // Noise is drawn per block of this many columns, each from a generator of its own, so that a
+  // range of columns costs only its blocks.
+  static constexpr int64_t kNoiseBlock = 16;
+
   ClassificationData(int64_t views, int64_t height, int64_t width, int64_t classes, uint64_t seed);
   // Samples [first, first + count) of the endless stream: a pure function of the index, so
-  // every sp rank sees the same sample and a resumed run sees the same data.
-  ClassificationSample batch(int64_t first, int64_t count) const;
+  // every sp rank sees the same sample and a resumed run sees the same data. columns
+  // [begin, end) (default: all): only those columns, equal to them in the whole sample, so an sp
+  // rank generates its own stripe only.
+  ClassificationSample batch(int64_t first, int64_t count,
+                             std::optional<std::pair<int64_t, int64_t>> columns = std::nullopt) const;
 
  private:
   int64_t views_, height_, width_, classes_;

@@ -1,5 +1,5 @@
-// The samples are generated whole on every rank and each sp rank keeps its stripe; the head
-// runs on replicated pooled features, so its weights' gradients are Replicate.
+// Each sp rank generates its own stripe of the samples (equal to those columns of the whole);
+// the head runs on replicated pooled features, so its weights' gradients are Replicate.
 #include "train/ClassificationTask.h"
 
 #include <torch/torch.h>
@@ -28,9 +28,11 @@ parallel::GradPlacement ClassificationTask::placement(const std::string& name) c
 
 std::map<std::string, at::Tensor> ClassificationTask::losses(int64_t first, int64_t count,
                                                              std::shared_ptr<parallel::Communicator> sp) {
-  ClassificationSample b = data_.batch(first, count);
-  at::Tensor images = b.images.view({count * views_, 3, height_, width_}).to(device_);  // (N*V, 3, H, W)
-  parallel::ShardedTensor x = parallel::shard_evenly(images, std::move(sp));            // (N*V, 3, H, W/sp)
+  shard::Partition part = shard::even_partition(width_, sp->size());
+  const shard::Span mine = part.span(sp->rank());
+  ClassificationSample b = data_.batch(first, count, std::pair{mine.begin, mine.end});
+  at::Tensor stripe = b.images.view({count * views_, 3, height_, mine.size()}).to(device_);  // (N*V, 3, H, W/sp)
+  parallel::ShardedTensor x{stripe, std::move(part), std::move(sp)};
   offer_preview(x.local, views_);
   at::Tensor logits = model_->forward(x).view({count, views_, -1}).mean(1).to(at::kFloat);  // (N, classes)
   return {{"loss", torch::cross_entropy_loss(logits, b.labels.to(device_))}};
