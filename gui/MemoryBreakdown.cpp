@@ -21,9 +21,12 @@ QString MemoryBreakdown::part_name(int part) {
 
 MemoryBreakdown MemoryBreakdown::predicted(const memory::RankPrediction& r) {
   MemoryBreakdown b;
-  const double saved = static_cast<double>(r.inputs + r.saved_activations);
-  b.parts[Weights] = static_cast<double>(r.weights);
   const double grads = static_cast<double>(r.gradients + r.gradients_at_peak);
+  // Saved when backward begins; a peak later in backward (gradients made, some saved ones
+  // freed) holds at most what is left beside its gradients.
+  const double saved = std::min(static_cast<double>(r.inputs + r.saved_activations),
+                                std::max(0.0, static_cast<double>(r.activation_peak) - grads));
+  b.parts[Weights] = static_cast<double>(r.weights);
   b.parts[Gradients] = grads;
   b.parts[Optimizer] = static_cast<double>(r.optimizer_state + r.scaler_and_buffers);
   b.parts[Saved] = saved;

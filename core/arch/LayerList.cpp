@@ -41,6 +41,18 @@ std::vector<std::string> LayerList::block_of(const std::vector<std::string>& nam
   return out;
 }
 
+std::vector<int> LayerList::layer_of(const std::vector<std::string>& names, const std::string& prefix) const {
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < layers_.size(); ++i)
+    for (const Parameter& p : layers_[i].parameters) index[prefix + p.name] = static_cast<int>(i);
+  std::vector<int> out;
+  for (const std::string& n : names) {
+    const auto it = index.find(n);
+    out.push_back(it == index.end() ? -1 : it->second);
+  }
+  return out;
+}
+
 Parameter LayerList::largest_parameter() const {
   const std::vector<Parameter> all = parameters();
   if (all.empty()) throw util::Error("the layer list has no parameters");

@@ -30,6 +30,9 @@ class LayerList {
   // ZeRO's weights stage streams a block's parameters as one unit. prefix: what the names
   // carry before the layer list's own ("backbone." inside the OpenLane-V2 model).
   std::vector<std::string> block_of(const std::vector<std::string>& names, const std::string& prefix = "") const;
+  // Per name, the index of the layer that lists it (-1: none, e.g. OpenLane-V2's neck and
+  // heads): the gradient sync's buckets hold whole layers.
+  std::vector<int> layer_of(const std::vector<std::string>& names, const std::string& prefix = "") const;
   // Every op of a main path that reads across W, in order, named as the model's module
   // ("stem.0", "maxpool"): what the shardability check walks.
   std::vector<shard::LayerWindow> windows() const;

@@ -41,8 +41,6 @@ bool plans(const config::ExperimentConfig& cfg) { return !unplanned(cfg).has_val
 
 namespace {
 
-constexpr int64_t kBucketBytes = 25 << 20;  // GradSync's and ShardedState's bucket size
-
 bool openlane(const config::ExperimentConfig& cfg) { return cfg.task == config::Task::OpenLaneV2; }
 
 OpenLaneDims openlane_dims(const config::ExperimentConfig& cfg) {
@@ -87,13 +85,9 @@ std::vector<LayerMemory> model_rows(const config::ExperimentConfig& cfg, const A
   return rows;
 }
 
-// The step's images held through forward: the whole images and, at sp > 1, this rank's stripe
-// copy (the first row's input); OpenLane-V2's loader reads the stripe only.
-int64_t step_inputs(const config::ExperimentConfig& cfg, const std::vector<LayerMemory>& rows,
-                    const ActivationInput& in) {
-  if (openlane(cfg)) return rows.front().in;
-  return allocated_bytes(in.images * 3 * in.height * in.width * 4, in) + (in.sp > 1 ? rows.front().in : 0);
-}
+// The step's images held through forward: this rank's stripe only, the first row's input (the
+// synthetic classification data and OpenLane-V2's loader both make the stripe alone).
+int64_t step_inputs(const std::vector<LayerMemory>& rows) { return rows.front().in; }
 
 // Per parameter, the row whose backward makes its gradient: the layer that lists it (the
 // OpenLane neck's and heads' belong to the last row).
@@ -184,10 +178,29 @@ std::vector<PlannedBucket> planned_buckets(const config::ExperimentConfig& cfg,
   for (const std::string& b : block)
     group.push_back(b.empty() ? 0 : index.emplace(b, static_cast<int>(index.size()) + 1).first->second);
   std::vector<PlannedBucket> out;
-  for (auto& indices : shard::state_buckets(bytes, group, kBucketBytes)) {
+  for (auto& indices : shard::state_buckets(bytes, group, shard::kStateBucketBytes)) {
     PlannedBucket b;
     for (size_t i : indices) b.elements += params[i].numel();
     b.streamed = !block[indices.front()].empty();
+    b.params = std::move(indices);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// GradSync's buckets: the gradients all-reduced inside backward, whole rows packed up to
+// kSyncBucketBytes (shard::layer_buckets), so each is complete at the end of a row's backward.
+std::vector<PlannedBucket> sync_buckets(const std::vector<arch::Parameter>& params, const std::vector<size_t>& row_of) {
+  std::vector<int64_t> bytes;
+  std::vector<int> row;
+  for (size_t i = 0; i < params.size(); ++i) {
+    bytes.push_back(params[i].numel() * 4);
+    row.push_back(static_cast<int>(row_of.at(i)));
+  }
+  std::vector<PlannedBucket> out;
+  for (auto& indices : shard::layer_buckets(bytes, row, {}, shard::kSyncBucketBytes)) {
+    PlannedBucket b;
+    for (size_t i : indices) b.elements += params[i].numel();
     b.params = std::move(indices);
     out.push_back(std::move(b));
   }
@@ -207,7 +220,8 @@ void set_gathered(std::vector<LayerMemory>& rows, const std::vector<PlannedBucke
 // of rounding each on average), or ZeRO's flat buckets of which this rank updates one chunk
 // (a streamed bucket: only its chunk is held).
 State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params,
-                   const std::vector<PlannedBucket>& buckets, int world, const ActivationInput& in) {
+                   const std::vector<PlannedBucket>& buckets, const std::vector<PlannedBucket>& synced_buckets,
+                   int world, const ActivationInput& in) {
   const auto R = [&](int64_t b) { return allocated_bytes(b, in); };
   int64_t P = 0, largest = 0;
   for (const auto& p : params) {
@@ -219,19 +233,33 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
   const config::ShardState zero = world > 1 ? cfg.parallel.shard_state : config::ShardState::None;
   State s;
   const int64_t whole = R(P * 4) + tensors * (in.round_to / 2);
-  // The largest tensor the update works on at once (a parameter, or a chunk), and its temporaries.
+  // The largest parameter's temporaries: its gradient's square in double for the norm (2 x 8
+  // bytes per element), then the update's (SGD's decayed gradient and momentum sum; LAMB's
+  // update, built from four; AdamW's fused kernel has none).
   auto update_transient = [&](int64_t n) {
-    return cfg.optim.name == config::OptimizerKind::Sgd ? 2 * R(n * 4) : std::max(2 * R(n * 8), 5 * R(n * 4));
+    switch (cfg.optim.name) {
+      case config::OptimizerKind::Sgd:
+        return 2 * R(n * 4);
+      case config::OptimizerKind::AdamW:
+        return 2 * R(n * 8);
+      default:
+        return std::max(2 * R(n * 8), 5 * R(n * 4));
+    }
   };
-  int64_t largest_bucket = 0;
-  for (const PlannedBucket& b : buckets) largest_bucket = std::max(largest_bucket, R(b.elements * 4));
+  // After backward on several ranks the gradients are GradSync's flat buckets, all-reduced in
+  // place (bucket_sync); each was packed once its gradients were complete.
+  int64_t synced = whole;
+  if (world > 1) {
+    synced = 0;
+    for (const PlannedBucket& b : synced_buckets) synced += R(b.elements * 4);
+  }
   s.whole_gradients = whole;
   if (zero == config::ShardState::None) {
     s.weights = whole;
     s.optimizer_state = slots * whole;
-    s.sync_peak = world > 1 ? whole + largest_bucket : 0;  // every gradient, one bucket's flat copy at a time
-    s.optimizer_peak = whole + update_transient(largest);
-    s.optimizer_grads = whole;
+    s.sync_peak = world > 1 ? synced : 0;  // the last buckets' all-reduce waited for
+    s.optimizer_peak = synced + update_transient(largest);
+    s.optimizer_grads = synced;
     return s;
   }
   // ZeRO: per bucket, the flat storage (world chunks), this rank's chunk of gradients and state.
@@ -250,10 +278,10 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
   const int64_t opt = cfg.optim.name == config::OptimizerKind::Lamb
                           ? std::max(norm_slices, chunks + 4 * R(chunk_max * 4))
                           : std::max(norm_slices, R(chunk_max * 4));
-  if (zero == config::ShardState::Optimizer) {
-    s.sync_peak = whole + largest_bucket;
-    s.optimizer_peak = whole + chunks + opt;
-    s.optimizer_grads = whole + chunks;
+  if (zero == config::ShardState::Optimizer) {  // whole gradients all-reduced, this rank's chunks cut from them
+    s.sync_peak = synced;
+    s.optimizer_peak = synced + chunks + opt;
+    s.optimizer_grads = synced + chunks;
     return s;
   }
   // Gradients: made in backward (and held through the earlier micro-steps of an accumulation);
@@ -266,12 +294,15 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
   return s;
 }
 
-// ZeRO's gradients stage: which row's gradients fill which bucket.
+// The gradient sync inside backward on several ranks: which row's gradients fill which
+// bucket; ZeRO's gradients stage reduce-scatters its own buckets, otherwise GradSync all-reduces.
 std::optional<BucketSync> bucket_sync(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params,
-                                      const std::vector<PlannedBucket>& buckets, const std::vector<size_t>& row_of,
+                                      const std::vector<PlannedBucket>& zero_buckets, const std::vector<size_t>& row_of,
                                       size_t rows, int world, const ActivationInput& in) {
-  if (world == 1 || !config::scatters_gradients(cfg.parallel.shard_state)) return std::nullopt;
+  if (world == 1) return std::nullopt;
   BucketSync s;
+  s.all_reduce = !config::scatters_gradients(cfg.parallel.shard_state);
+  const std::vector<PlannedBucket> buckets = s.all_reduce ? sync_buckets(params, row_of) : zero_buckets;
   s.layer_grads.resize(rows);
   for (const PlannedBucket& bucket : buckets) {
     const size_t b = s.flat.size();
@@ -282,6 +313,10 @@ std::optional<BucketSync> bucket_sync(const config::ExperimentConfig& cfg, const
         grads.back().second += g;
       else
         grads.emplace_back(b, g);
+    }
+    if (s.all_reduce) {
+      s.flat.push_back(allocated_bytes(bucket.elements * 4, in));
+      continue;
     }
     const int64_t c = shard::chunk_elements(bucket.elements, world);
     s.flat.push_back(allocated_bytes(c * world * 4, in));
@@ -305,7 +340,7 @@ StepTimeEstimate step_time(const config::ExperimentConfig& cfg, const std::vecto
   StepTimeEstimate t = estimate_step_time(layers, segments, parameter_bytes, sp, dp, rates);
   const int world = sp * dp;
   if (world > 1 && cfg.parallel.shard_state == config::ShardState::Optimizer) {
-    const double gather = static_cast<double>(parameter_bytes) / kBucketBytes + 1;
+    const double gather = static_cast<double>(parameter_bytes) / shard::kStateBucketBytes + 1;
     const double s = gather * rates.link_latency_s +
                      (world - 1.0) / world * static_cast<double>(parameter_bytes) / rates.link_bytes_per_s;
     t.allreduce_s += s;
@@ -362,9 +397,9 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     ActivationInput in = activation_input(cfg, rank, false);
     r.layers = model_rows(cfg, in);
     const auto segments = checkpoint_segments(r.layers, p.checkpoint);
-    r.inputs = step_inputs(cfg, r.layers, in);
-    const State st = state_memory(cfg, params, buckets, world, in);
+    r.inputs = step_inputs(r.layers);
     const std::vector<size_t> row_of = param_rows(params, model_layers, r.layers);
+    const State st = state_memory(cfg, params, buckets, sync_buckets(params, row_of), world, in);
     set_param_grads(r.layers, params, row_of, in);
     set_gathered(r.layers, buckets, row_of, world, in);
     r.bucket_sync = bucket_sync(cfg, params, buckets, row_of, r.layers.size(), world, in);
@@ -401,7 +436,7 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
       set_param_grads(layers, params, row_of, seg);
       set_gathered(layers, buckets, row_of, world, seg);
       const auto seg_sync = bucket_sync(cfg, params, buckets, row_of, layers.size(), world, seg);
-      const StepPeak reserved = simulate_step(layers, segments, step_inputs(cfg, layers, seg), nullptr,
+      const StepPeak reserved = simulate_step(layers, segments, step_inputs(layers), nullptr,
                                               seg_sync ? &*seg_sync : nullptr, r.prefetch_weights);
       r.allocator_slack = std::max<int64_t>(0, reserved.peak - step.peak) + (20 << 20);  // + the small-block pool
     }

@@ -127,7 +127,13 @@ class Buckets {
       if (--remaining_[b] == 0) done_[b] = true;
     for (; next_ >= 0 && done_[static_cast<size_t>(next_)]; --next_) {
       const auto b = static_cast<size_t>(next_);
-      const int64_t flat = s_->flat[b], chunk = s_->chunk[b];
+      const int64_t flat = s_->flat[b];
+      if (s_->all_reduce) {
+        m.touch(flat, "gradient all-reduce in backward", flat);  // the copy beside every gradient
+        m.add_grads(flat - grads_[b]);                           // then in their place
+        continue;
+      }
+      const int64_t chunk = s_->chunk[b];
       m.touch(flat, "gradient reduce-scatter in backward", flat);  // the copy beside every gradient
       m.touch(flat + chunk - grads_[b], "gradient reduce-scatter in backward", flat + chunk - grads_[b]);
       m.add_grads(chunk - grads_[b]);

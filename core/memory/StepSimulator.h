@@ -33,19 +33,22 @@ struct TracePoint {
   int64_t high = 0, after = 0;  // above the step's start
 };
 
-// ZeRO's gradients stage: in backward, once the last gradient of a bucket is made, the bucket
-// is packed into a flat copy (its whole gradients let go) and reduce-scattered into this rank's
-// chunk; buckets go from the last to the first (a bucket done early waits for those before it).
+// The gradient sync inside backward: once the last gradient of a bucket is made, the bucket is
+// packed into a flat copy (its separate gradients let go) and, in ZeRO's gradients stage,
+// reduce-scattered into this rank's chunk, or else all-reduced in place (the flat copy is the
+// gradients from then on); buckets go from the last to the first (a bucket done early waits
+// for those before it).
 struct BucketSync {
   std::vector<std::vector<std::pair<size_t, int64_t>>> layer_grads;  // per layer: (bucket, its gradients' bytes there)
-  std::vector<int64_t> flat, chunk;                                  // per bucket
+  std::vector<int64_t> flat, chunk;                                  // per bucket (all-reduce: no chunk)
+  bool all_reduce = false;
 };
 
 // inputs: bytes the caller holds until forward ends (the images and, on several ranks, this
 // rank's stripe copy, which is the first layer's input); that input stays while the first
 // layer keeps it for backward.
 // trace: when given, every operation's live bytes (the predicted within-step timeline).
-// sync: when given, the buckets reduce-scattered inside backward.
+// sync: when given, the buckets reduce-scattered or all-reduced inside backward.
 // prefetch (ZeRO's weights stage): a layer that gathers its weights (LayerMemory::gathered)
 // also starts gathering the next such layer to run (forward: the one after it, backward: the
 // one before), which stays until that one is done.

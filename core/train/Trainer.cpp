@@ -28,6 +28,7 @@
 #include "parallel/GradSync.h"
 #include "parallel/Mesh.h"
 #include "parallel/ShardedState.h"
+#include "shard/StateBuckets.h"
 #include "train/LayoutRows.h"
 #include "train/LossScaler.h"
 #include "train/LrSchedule.h"
@@ -162,7 +163,8 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
       for (const auto& [name, p] : params) names.push_back(name);
       units = s_->backbone->layers().block_of(names, backbone_prefix(s_->task->module(), *s_->backbone));
     }
-    s_->shards = std::make_shared<parallel::ShardedState>(params, placement, mesh_, 25u << 20, units);
+    s_->shards = std::make_shared<parallel::ShardedState>(params, placement, mesh_,
+                                                          static_cast<size_t>(shard::kStateBucketBytes), units);
     s_->sharded = std::make_unique<ShardedOptimizer>(s_->shards, opts, mesh_);
     if (stream) {
       s_->gate = std::make_shared<StateGate>(
@@ -170,7 +172,15 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
       model::WeightGate::open(s_->gate);
     }
   }
-  s_->sync = std::make_unique<parallel::GradSync>(params, placement, mesh_);
+  // ZeRO's gradients stage reduce-scatters in backward with its own hooks; otherwise each
+  // bucket's all-reduce starts in backward, buckets of whole layers (as the planner walks it).
+  const bool overlap = !config::scatters_gradients(cfg_.parallel.shard_state);
+  std::vector<std::string> names;
+  for (const auto& [name, p] : params) names.push_back(name);
+  const std::vector<int> layer =
+      s_->backbone->layers().layer_of(names, backbone_prefix(s_->task->module(), *s_->backbone));
+  s_->sync = std::make_unique<parallel::GradSync>(params, placement, mesh_,
+                                                  static_cast<size_t>(shard::kSyncBucketBytes), overlap, layer);
   s_->scaler = LossScaler(cfg_.train.precision == config::Precision::Fp16);
   if (cfg_.train.precision == config::Precision::Bf16) s_->autocast = at::kBFloat16;
   if (cfg_.train.precision == config::Precision::Fp16) s_->autocast = at::kHalf;
@@ -213,7 +223,7 @@ StepResult Trainer::step() {
     chunks = s_->shards->finish_overlap();  // most buckets went during the last backward
     s_->shards->release_all();              // a block whose backward did not come back for its weights
   } else {
-    s_->sync->sync();
+    s_->sync->finish();  // most buckets went during the last backward
     if (zero) chunks = s_->shards->owned_gradients();
   }
   if (probe) probe->mark("gradient sync");
@@ -268,6 +278,7 @@ std::map<std::string, double> Trainer::micro_steps(StepTimings& time, model::Lay
     // ZeRO's gradients stage: the last micro-step's backward reduce-scatters each bucket as
     // soon as its gradients are complete (earlier ones accumulate whole gradients).
     if (m == accum - 1 && config::scatters_gradients(cfg_.parallel.shard_state)) s_->shards->arm_overlap();
+    if (m == accum - 1 && !config::scatters_gradients(cfg_.parallel.shard_state)) s_->sync->arm();
     (losses.at("loss") * (s_->scaler.scale() / accum)).backward();
     if (probe && m == 0) probe->end_backward();  // the layers report no more: one micro-step is the timeline
     if (probe && m == accum - 1 && accum > 1) probe->mark(fmt::format("micro-steps 2..{}", accum));

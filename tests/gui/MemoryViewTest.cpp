@@ -66,7 +66,7 @@ TEST(MemoryView, PredictedPartsAddUpAndTheMeasuredPeakIsBesideThem) {
     for (const auto& part : v.predicted()[r].parts) sum += part.value_or(0);
     EXPECT_DOUBLE_EQ(sum, static_cast<double>(p.ranks[r].peak)) << r;
     // Gradients are made in backward: a part of the step above the state, as many as by the
-    // peak (none here: this run peaks in forward).
+    // peak; the parts add up to the peak wherever it falls.
     const auto grads = v.predicted()[r].parts[MemoryBreakdown::Gradients];
     ASSERT_TRUE(grads.has_value());
     EXPECT_DOUBLE_EQ(*grads, static_cast<double>(p.ranks[r].gradients_at_peak)) << r;
