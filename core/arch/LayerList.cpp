@@ -29,15 +29,9 @@ std::vector<Parameter> LayerList::parameters() const {
 }
 
 std::vector<std::string> LayerList::block_of(const std::vector<std::string>& names, const std::string& prefix) const {
-  std::map<std::string, std::string> block;
-  for (const Layer& l : layers_)
-    if (l.block >= 0)
-      for (const Parameter& p : l.parameters) block[prefix + p.name] = l.name;
   std::vector<std::string> out;
-  for (const std::string& n : names) {
-    const auto it = block.find(n);
-    out.push_back(it == block.end() ? "" : it->second);
-  }
+  for (const int i : layer_of(names, prefix))
+    out.push_back(i >= 0 && layers_[static_cast<size_t>(i)].block >= 0 ? layers_[static_cast<size_t>(i)].name : "");
   return out;
 }
 

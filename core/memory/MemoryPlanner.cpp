@@ -297,12 +297,14 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
 // The gradient sync inside backward on several ranks: which row's gradients fill which
 // bucket; ZeRO's gradients stage reduce-scatters its own buckets, otherwise GradSync all-reduces.
 std::optional<BucketSync> bucket_sync(const config::ExperimentConfig& cfg, const std::vector<arch::Parameter>& params,
-                                      const std::vector<PlannedBucket>& zero_buckets, const std::vector<size_t>& row_of,
-                                      size_t rows, int world, const ActivationInput& in) {
+                                      const std::vector<PlannedBucket>& zero_buckets,
+                                      const std::vector<PlannedBucket>& synced_buckets,
+                                      const std::vector<size_t>& row_of, size_t rows, int world,
+                                      const ActivationInput& in) {
   if (world == 1) return std::nullopt;
   BucketSync s;
   s.all_reduce = !config::scatters_gradients(cfg.parallel.shard_state);
-  const std::vector<PlannedBucket> buckets = s.all_reduce ? sync_buckets(params, row_of) : zero_buckets;
+  const std::vector<PlannedBucket>& buckets = s.all_reduce ? synced_buckets : zero_buckets;
   s.layer_grads.resize(rows);
   for (const PlannedBucket& bucket : buckets) {
     const size_t b = s.flat.size();
@@ -399,10 +401,11 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
     const auto segments = checkpoint_segments(r.layers, p.checkpoint);
     r.inputs = step_inputs(r.layers);
     const std::vector<size_t> row_of = param_rows(params, model_layers, r.layers);
-    const State st = state_memory(cfg, params, buckets, sync_buckets(params, row_of), world, in);
+    const std::vector<PlannedBucket> synced = sync_buckets(params, row_of);
+    const State st = state_memory(cfg, params, buckets, synced, world, in);
     set_param_grads(r.layers, params, row_of, in);
     set_gathered(r.layers, buckets, row_of, world, in);
-    r.bucket_sync = bucket_sync(cfg, params, buckets, row_of, r.layers.size(), world, in);
+    r.bucket_sync = bucket_sync(cfg, params, buckets, synced, row_of, r.layers.size(), world, in);
     r.prefetch_weights = streams && config::prefetches_weights(cfg.parallel.strategy, cfg.parallel.checkpoint_level);
     StepPeak step = simulate_step(r.layers, segments, r.inputs, nullptr, r.bucket_sync ? &*r.bucket_sync : nullptr,
                                   r.prefetch_weights);
@@ -435,7 +438,7 @@ Prediction predict(const config::ExperimentConfig& cfg, const MachineRates& rate
       auto layers = model_rows(cfg, seg);
       set_param_grads(layers, params, row_of, seg);
       set_gathered(layers, buckets, row_of, world, seg);
-      const auto seg_sync = bucket_sync(cfg, params, buckets, row_of, layers.size(), world, seg);
+      const auto seg_sync = bucket_sync(cfg, params, buckets, synced, row_of, layers.size(), world, seg);
       const StepPeak reserved = simulate_step(layers, segments, step_inputs(layers), nullptr,
                                               seg_sync ? &*seg_sync : nullptr, r.prefetch_weights);
       r.allocator_slack = std::max<int64_t>(0, reserved.peak - step.peak) + (20 << 20);  // + the small-block pool

@@ -100,31 +100,9 @@ size_t GradSync::bytes_per_step() const {
 
 void GradSync::sync() {
   if (mesh_->world().size() == 1) return;
-  // One bucket at a time: a flat copy of its scaled gradients, summed in place, copied back.
-  for (const auto& bucket : buckets_) {
-    int64_t n = 0;
-    for (const auto& e : bucket) n += e.param.numel();
-    at::Tensor flat = at::empty({n}, bucket.front().param.options().requires_grad(false));
-    int64_t at = 0;
-    for (const auto& e : bucket) {
-      at::Tensor part = flat.narrow(0, at, e.param.numel());
-      if (e.param.grad().defined())
-        part.copy_(e.param.grad().reshape(-1)).mul_(e.scale);
-      else
-        part.zero_();
-      at += e.param.numel();
-    }
-    mesh_->world().all_reduce_sum_async(flat).wait();
-    at = 0;
-    for (const auto& e : bucket) {
-      at::Tensor v = flat.narrow(0, at, e.param.numel()).view_as(e.param);
-      if (e.param.grad().defined())
-        e.param.mutable_grad().copy_(v);
-      else
-        e.param.mutable_grad() = v.clone();
-      at += e.param.numel();
-    }
-  }
+  std::vector<Pending> pending;
+  for (size_t b = buckets_.size(); b-- > 0;) pending.push_back(launch(b));  // the order backward completes them
+  for (Pending& p : pending) p.wait();
 }
 
 void GradSync::arm() {
@@ -150,10 +128,11 @@ void GradSync::gradient_made(size_t bucket, size_t entry) {
                       "run backward once per micro-step");
   o.made[bucket][entry] = true;
   --o.remaining[bucket];
-  while (o.next >= 0 && o.remaining[static_cast<size_t>(o.next)] == 0) launch(static_cast<size_t>(o.next--));
+  while (o.next >= 0 && o.remaining[static_cast<size_t>(o.next)] == 0)
+    o.pending.push_back(launch(static_cast<size_t>(o.next--)));
 }
 
-void GradSync::launch(size_t bucket) {
+Pending GradSync::launch(size_t bucket) {
   const auto& entries = buckets_[bucket];
   int64_t n = 0;
   for (const auto& e : entries) n += e.param.numel();
@@ -174,14 +153,14 @@ void GradSync::launch(size_t bucket) {
     g = part;
     at += e.param.numel();
   }
-  overlap_->pending.push_back(mesh_->world().all_reduce_sum_async(flat));
+  return mesh_->world().all_reduce_sum_async(flat);
 }
 
 void GradSync::finish() {
   if (!overlap_ || !overlap_->armed) return sync();
   Overlap& o = *overlap_;
   o.armed = false;
-  for (; o.next >= 0; --o.next) launch(static_cast<size_t>(o.next));  // buckets backward did not complete
+  for (; o.next >= 0; --o.next) o.pending.push_back(launch(static_cast<size_t>(o.next)));  // not completed in backward
   for (Pending& p : o.pending) p.wait();
   o.pending.clear();
 }

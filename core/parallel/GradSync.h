@@ -44,8 +44,9 @@ class GradSync {
   GradSync(const GradSync&) = delete;
   GradSync& operator=(const GradSync&) = delete;
 
-  // After backward: all buckets all-reduced over the world (one collective each, issued
-  // in the same order on every rank, overlapping each other), results written back.
+  // After backward: all buckets packed and all-reduced over the world (one collective each,
+  // issued in the same order on every rank, overlapping each other); the gradients become
+  // views of the summed buckets.
   void sync();
   // Overlapped: arm before the backward whose gradients are the step's (the last micro-step);
   // each bucket completed in it is packed into one flat tensor (its gradients become views of
@@ -66,7 +67,7 @@ class GradSync {
     double scale;
   };
   void gradient_made(size_t bucket, size_t entry);
-  void launch(size_t bucket);  // pack, grads become views, all-reduce asynchronously
+  Pending launch(size_t bucket);  // pack, grads become views, all-reduce asynchronously
 
   Params params_;
   std::vector<std::vector<Entry>> buckets_;

@@ -2,25 +2,15 @@
 // round up so that every rank's slice has the same length, which c10d's collectives need.
 #include "shard/StateBuckets.h"
 
+#include <numeric>
+
 namespace halo::shard {
 
 std::vector<std::vector<size_t>> state_buckets(const std::vector<int64_t>& bytes, const std::vector<int>& group,
                                                int64_t bucket_bytes) {
-  std::vector<std::vector<size_t>> buckets;
-  int64_t filled = 0;
-  int current = 0;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    if (bytes[i] < 0) continue;
-    const int g = i < group.size() ? group[i] : 0;
-    if (buckets.empty() || filled + bytes[i] > bucket_bytes || g != current) {
-      buckets.emplace_back();
-      filled = 0;
-      current = g;
-    }
-    buckets.back().push_back(i);
-    filled += bytes[i];
-  }
-  return buckets;
+  std::vector<int> own(bytes.size());  // every parameter a layer of its own
+  std::iota(own.begin(), own.end(), 0);
+  return layer_buckets(bytes, own, group, bucket_bytes);
 }
 
 std::vector<std::vector<size_t>> layer_buckets(const std::vector<int64_t>& bytes, const std::vector<int>& layer,

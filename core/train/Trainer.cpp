@@ -147,6 +147,9 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
   shard::check_shardable(s_->backbone->layer_windows(), cfg_.data.width, mesh_->shape().sp);
   label_exchanges(*s_->backbone, s_->task->module());
   auto params = named_parameters();
+  std::vector<std::string> names;  // the layer list's names, under the task's prefix
+  for (const auto& [name, p] : params) names.push_back(name);
+  const std::string prefix = backbone_prefix(s_->task->module(), *s_->backbone);
   const OptimizerOptions opts{cfg_.optim.name,  cfg_.optim.weight_decay, cfg_.optim.momentum,
                               cfg_.optim.beta1, cfg_.optim.beta2,        cfg_.optim.eps};
   TrainTask* task = s_->task.get();
@@ -158,11 +161,7 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
     // task's own parameters stay whole.
     const bool stream = cfg_.parallel.shard_state == config::ShardState::Weights && mesh_->world().size() > 1;
     std::vector<std::string> units;
-    if (stream) {
-      std::vector<std::string> names;
-      for (const auto& [name, p] : params) names.push_back(name);
-      units = s_->backbone->layers().block_of(names, backbone_prefix(s_->task->module(), *s_->backbone));
-    }
+    if (stream) units = s_->backbone->layers().block_of(names, prefix);
     s_->shards = std::make_shared<parallel::ShardedState>(params, placement, mesh_,
                                                           static_cast<size_t>(shard::kStateBucketBytes), units);
     s_->sharded = std::make_unique<ShardedOptimizer>(s_->shards, opts, mesh_);
@@ -175,10 +174,7 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
   // ZeRO's gradients stage reduce-scatters in backward with its own hooks; otherwise each
   // bucket's all-reduce starts in backward, buckets of whole layers (as the planner walks it).
   const bool overlap = !config::scatters_gradients(cfg_.parallel.shard_state);
-  std::vector<std::string> names;
-  for (const auto& [name, p] : params) names.push_back(name);
-  const std::vector<int> layer =
-      s_->backbone->layers().layer_of(names, backbone_prefix(s_->task->module(), *s_->backbone));
+  const std::vector<int> layer = s_->backbone->layers().layer_of(names, prefix);
   s_->sync = std::make_unique<parallel::GradSync>(params, placement, mesh_,
                                                   static_cast<size_t>(shard::kSyncBucketBytes), overlap, layer);
   s_->scaler = LossScaler(cfg_.train.precision == config::Precision::Fp16);
@@ -277,8 +273,11 @@ std::map<std::string, double> Trainer::micro_steps(StepTimings& time, model::Lay
     if (probe && m == 0) probe->begin_backward();
     // ZeRO's gradients stage: the last micro-step's backward reduce-scatters each bucket as
     // soon as its gradients are complete (earlier ones accumulate whole gradients).
-    if (m == accum - 1 && config::scatters_gradients(cfg_.parallel.shard_state)) s_->shards->arm_overlap();
-    if (m == accum - 1 && !config::scatters_gradients(cfg_.parallel.shard_state)) s_->sync->arm();
+    // Otherwise it starts each bucket's all-reduce the same way.
+    if (m == accum - 1 && config::scatters_gradients(cfg_.parallel.shard_state))
+      s_->shards->arm_overlap();
+    else if (m == accum - 1)
+      s_->sync->arm();
     (losses.at("loss") * (s_->scaler.scale() / accum)).backward();
     if (probe && m == 0) probe->end_backward();  // the layers report no more: one micro-step is the timeline
     if (probe && m == accum - 1 && accum > 1) probe->mark(fmt::format("micro-steps 2..{}", accum));
