@@ -53,7 +53,7 @@ ConvGeometry geometry(const arch::LayerShape& s, int rank) {
 // jit:avx512_core kernel, LibTorch 2.11): a reduction scratchpad of 256 copies of the fp32
 // weight, measured (convnext_test's 7x7 depthwise convs: 256 x C x 49 x 4 bytes at every
 // width); AVX2 kernels and the channels-last extended inputs of exchanging ranks need none,
-// nor the depthwise convs whose gradient Halo sums itself (fp32, fp64).
+// nor the depthwise convs whose gradient Halo sums itself (fp32, fp64, bf16).
 int64_t cpu_grouped_weight_grad_scratch(const arch::Conv& conv, bool plain, int64_t compute_bytes) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   if (!avx512 || !plain || conv.spec.groups == 1) return 0;

@@ -137,7 +137,8 @@ bool depthwise_grad_applies(const at::Tensor& input, at::IntArrayRef weight_size
   spec.kernel = {weight_sizes[2], weight_sizes[3]};
   spec.groups = groups;
   const auto t = input.scalar_type();
-  const int64_t bytes = t == at::kFloat || t == at::kDouble ? static_cast<int64_t>(input.element_size()) : 0;
+  const bool summed = t == at::kFloat || t == at::kDouble || t == at::kBFloat16;
+  const int64_t bytes = summed ? static_cast<int64_t>(input.element_size()) : 0;
   return spec.direct_depthwise_grad(input.size(1), weight_sizes[0], bytes) &&
          input.is_contiguous(at::MemoryFormat::ChannelsLast);
 }
@@ -152,7 +153,18 @@ std::optional<at::Tensor> depthwise_weight_grad(const at::Tensor& grad_out, cons
                go.size(3),    weight_sizes[2], weight_sizes[3], geometry};
   // One thread: at::parallel_for is OpenMP code inlined here, and Halo's sources are not built
   // with OpenMP, so it would run serially anyway (splitting over threads_per_rank: future work).
-  at::Tensor sum = at::zeros({d.kH, d.kW, d.C}, input.options().memory_format(at::MemoryFormat::Contiguous));
+  const bool bf16 = input.scalar_type() == at::kBFloat16;
+  at::Tensor sum = at::zeros({d.kH, d.kW, d.C}, input.options().dtype(bf16 ? at::kFloat : input.scalar_type()));
+  if (bf16) {  // one sample at a time in fp32 (bf16 products are exact in fp32), summed in fp32
+    Dims one = d;
+    one.B = 1;
+    for (int64_t b = 0; b < d.B; ++b) {
+      const at::Tensor gb = go.narrow(0, b, 1).to(at::kFloat, false, false, at::MemoryFormat::ChannelsLast);
+      const at::Tensor xb = input.narrow(0, b, 1).to(at::kFloat, false, false, at::MemoryFormat::ChannelsLast);
+      accumulate_f32(one, gb.const_data_ptr<float>(), xb.const_data_ptr<float>(), sum.data_ptr<float>());
+    }
+    return sum.permute({2, 0, 1}).to(at::kBFloat16).contiguous().view({d.C, 1, d.kH, d.kW});
+  }
   if (input.scalar_type() == at::kFloat)
     accumulate_f32(d, go.const_data_ptr<float>(), input.const_data_ptr<float>(), sum.data_ptr<float>());
   else

@@ -203,13 +203,18 @@ ShardedTensor sharded_conv2d(const ShardedTensor& x, const at::Tensor& weight, c
     const std::vector<int64_t> stride{spec.stride[0], spec.stride[1]}, padding{spec.padding[0], *pad},
         dilation{spec.dilation[0], spec.dilation[1]};
     const bool training = at::GradMode::is_enabled() && (x.local.requires_grad() || weight.requires_grad());
-    if (training && !at::autocast::is_autocast_enabled(x.local.device().type()) &&
-        depthwise_grad_applies(x.local, weight.sizes(), spec.groups) && weight.scalar_type() == x.local.scalar_type()) {
-      const at::Tensor b = bias.defined() ? bias : at::empty({0}, weight.options());
-      return {DepthwiseConvFunction::apply(x.local, weight, b, stride, padding, dilation), std::move(out), x.group};
+    const auto dev = x.local.device().type();
+    // Under autocast the depthwise conv runs on the casts autocast would make (its weight
+    // gradient summed directly too: oneDNN's bf16 one keeps hundreds of weight copies).
+    const bool cast = at::autocast::is_autocast_enabled(dev);
+    const at::Tensor in = training && cast ? x.local.to(at::autocast::get_autocast_dtype(dev)) : x.local;
+    if (training && depthwise_grad_applies(in, weight.sizes(), spec.groups) &&
+        (cast || weight.scalar_type() == in.scalar_type())) {
+      const at::Tensor w = weight.to(in.scalar_type());
+      const at::Tensor b = bias.defined() ? bias.to(in.scalar_type()) : at::empty({0}, w.options());
+      return {DepthwiseConvFunction::apply(in, w, b, stride, padding, dilation), std::move(out), x.group};
     }
-    at::Tensor y =
-        at::conv2d(x.local, weight, bias, stride, padding, dilation, spec.groups);  // (B, Cout, H', W'/world)
+    at::Tensor y = at::conv2d(in, weight, bias, stride, padding, dilation, spec.groups);  // (B, Cout, H', W'/world)
     return {y, std::move(out), x.group};
   }
   auto cap = c10::make_intrusive<ConvCapsule>(std::move(plan), x.group, spec, std::move(opts));

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include "arch/Backbones.h"
@@ -58,6 +61,20 @@ Measured probed_step(const std::string& arch, const ActivationInput& in, std::op
   step(&probe);
   m.points = probe.points();
   return m;
+}
+
+// Measured and predicted bytes (high, after) of each operation, above the step's start: what
+// a failure prints, so a machine whose kernels differ shows where.
+std::string side_by_side(const Measured& m, const std::map<std::string, TracePoint>& predicted) {
+  std::string out;
+  for (const auto& p : m.points) {
+    auto it = predicted.find(p.where);
+    if (it == predicted.end()) it = predicted.find(p.where + " (recompute)");
+    const bool known = it != predicted.end();
+    out += fmt::format("  {:<40} measured {:>10} {:>10}  predicted {:>10} {:>10}\n", p.where, p.high - m.start,
+                       p.after - m.start, known ? it->second.high : 0, known ? it->second.after : 0);
+  }
+  return out;
 }
 
 // (backbone, checkpointing): every family the planner models, with none, block and stage.
@@ -134,7 +151,9 @@ TEST_P(MeasuredTimeline, FollowsThePlannersWalkOfTheStep) {
   for (const auto& p : m.points) measured_peak = std::max(measured_peak, p.high - m.start);
   EXPECT_NEAR(static_cast<double>(measured_peak) / static_cast<double>(peak.peak), 1.0, 0.05)
       << arch << ", " << checkpoint << ": predicted " << peak.peak << " at " << peak.where << ", measured "
-      << measured_peak;
+      << measured_peak << "\n"
+      << side_by_side(m, predicted);
+  if (std::getenv("HALO_SHOW_TIMELINE")) std::printf("%s\n", side_by_side(m, predicted).c_str());  // on request
 }
 
 INSTANTIATE_TEST_SUITE_P(BackboneAndCheckpointing, MeasuredTimeline,
