@@ -50,6 +50,8 @@ void LayerTape::Replay::apply_to(LayerMemory& l) const {
   l.nograd_extra = nograd_extra;
   l.backward_extra = backward_extra;
   l.recompute_backward_extra = recompute_backward_extra;
+  l.new_grads_extra = new_grads_extra;
+  l.new_grads_recompute_extra = new_grads_recompute_extra;
   l.in_grad = in_grad;
 }
 
@@ -102,15 +104,17 @@ LayerTape::Replay LayerTape::replay(Id output, int64_t out_grad) const {
   r.keeps_output = saved_by[out_id] > 0;
 
   const int64_t g = out_grad < 0 ? r.out : out_grad;
-  const auto [extra, in_grad] = backward(output, g, saved_by, false);
+  const auto [extra, in_grad] = backward(output, g, saved_by, false, false);
   r.backward_extra = extra;
   r.in_grad = in_grad;
-  r.recompute_backward_extra = backward(output, g, saved_by, true).first;
+  r.recompute_backward_extra = backward(output, g, saved_by, true, false).first;
+  r.new_grads_extra = backward(output, g, saved_by, false, true).first - r.backward_extra;
+  r.new_grads_recompute_extra = backward(output, g, saved_by, true, true).first - r.recompute_backward_extra;
   return r;
 }
 
 std::pair<int64_t, int64_t> LayerTape::backward(Id output, int64_t out_grad, const std::vector<int>& saved_by,
-                                                bool hold_output) const {
+                                                bool hold_output, bool new_grads) const {
   const size_t n = tensors_.size(), out_id = static_cast<size_t>(output);
   // Gradient buffers are shared when an op passes its result's gradient on.
   struct Buf {
@@ -154,6 +158,7 @@ std::pair<int64_t, int64_t> LayerTape::backward(Id output, int64_t out_grad, con
       }
     }
     m.touch(o.grad_extra);
+    if (new_grads) m.add(o.kept_grads);  // beside the ops after it in backward
     pending[k + 1] = -1;
     release_buf(g);
     for (Id s : o.saves) release_saved(static_cast<size_t>(s));

@@ -36,6 +36,7 @@ class LayerTape {
     bool passes_grad = false;       // backward hands the result's gradient on as it is (add, a view)
     std::vector<int64_t> in_grads;  // bytes of each read's gradient (default: the read's bytes)
     bool params = false;            // it has trainable parameters: its result needs a gradient
+    int64_t kept_grads = 0;         // parameter gradients its backward makes and the layer keeps after it
   };
   Id op(Op o);      // its result is held by the layer's code until drop()
   void drop(Id t);  // the layer's code lets go of t
@@ -54,6 +55,9 @@ class LayerTape {
     // keeps them, the output's gradient. The recomputation's: its caller holds the output and
     // the gradient it passed in until the whole recomputation is done.
     int64_t backward_extra = 0, recompute_backward_extra = 0;
+    // Added to those two when the parameter gradients are new tensors (not summed into
+    // existing ones): each op's kept beside the ops after it in backward.
+    int64_t new_grads_extra = 0, new_grads_recompute_extra = 0;
     int64_t in_grad = 0;  // bytes of the input's gradient it returns
     // Copies these figures into a layer's LayerMemory (the rest, names and shapes, is the caller's).
     void apply_to(LayerMemory& l) const;
@@ -69,8 +73,8 @@ class LayerTape {
     bool grad = false;
   };
   // Peak above the start and the input's gradient bytes.
-  std::pair<int64_t, int64_t> backward(Id output, int64_t out_grad, const std::vector<int>& saved_by,
-                                       bool hold_output) const;
+  std::pair<int64_t, int64_t> backward(Id output, int64_t out_grad, const std::vector<int>& saved_by, bool hold_output,
+                                       bool new_grads) const;
   std::vector<Tensor> tensors_;
   std::vector<Op> ops_;
   std::vector<int> dropped_at_;  // per tensor: ops recorded before its drop (-1: held to the end)

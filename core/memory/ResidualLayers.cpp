@@ -46,7 +46,10 @@ int64_t short_input_grad_scratch(const arch::Conv& c, int64_t height, int64_t co
 
 class Recorder {
  public:
-  Recorder(const ActivationInput& a, const Stripe& in, bool input_grad) : a_(a), tape_(bytes(in), input_grad) {}
+  // kept_grads: the layer's backward keeps each op's parameter gradients until the layer is
+  // done (a block's later ops, in backward, run beside its last conv's weight gradient).
+  Recorder(const ActivationInput& a, const Stripe& in, bool input_grad, bool kept_grads = false)
+      : a_(a), tape_(bytes(in), input_grad), kept_grads_(kept_grads) {}
 
   int64_t bytes(const Stripe& s) const {
     return allocated_bytes(a_.images * s.channels * s.height * s.part.span(a_.rank).size() * 4, a_);
@@ -67,6 +70,7 @@ class Recorder {
     flops_ += 2.0 * static_cast<double>(a_.images * out.height * out.part.span(a_.rank).size()) *
               static_cast<double>(c.weight_elements());
     LayerTape::Op o{.name = c.name, .reads = {x}, .out = y, .params = true};
+    if (kept_grads_) o.kept_grads = w + (c.bias ? vector(c.out_channels) : 0);
     if (shard::plain_padding(plan, win)) {
       o.saves = {x};
       const bool pointwise = c.spec.kernel[0] == 1 && c.spec.kernel[1] == 1;
@@ -108,6 +112,7 @@ class Recorder {
   Id batch_norm(Id x, const Stripe& s) {
     const int64_t y = bytes(s), c = vector(s.channels);
     LayerTape::Op o{.name = "bn", .reads = {x}, .out = y, .saves = {x}, .params = true};
+    if (kept_grads_) o.kept_grads = 2 * c;
     if (a_.sp == 1) {
       o.keeps = 2 * c;  // mean, inverse std
       o.extra = 3 * c;
@@ -203,6 +208,7 @@ class Recorder {
 
   const ActivationInput& a_;
   LayerTape tape_;
+  bool kept_grads_;
   double flops_ = 0;
   int64_t halo_bytes_ = 0;
 };
@@ -323,7 +329,8 @@ std::vector<LayerMemory> residual_layers(const arch::LayerList& layers, const Ac
   for (const arch::Layer& l : layers) {
     inputs.push_back(s);
     const bool image = l.kind == arch::LayerKind::ResNetStem || l.kind == arch::LayerKind::RegNetStem;
-    Recorded k{Recorder(a, s, !image), 0, s};
+    const bool block = !image && l.kind != arch::LayerKind::PoolFcHead;
+    Recorded k{Recorder(a, s, !image, block), 0, s};
     switch (l.kind) {
       case arch::LayerKind::ResNetStem:
       case arch::LayerKind::RegNetStem:
