@@ -20,6 +20,11 @@ int64_t allocated_bytes(int64_t bytes, const ActivationInput& in) {
   return (bytes + g - 1) / g * g;
 }
 
+bool cpu_avx512() {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return avx512;
+}
+
 namespace {
 
 // The across-W conv of one layer on this rank: output stripe, and the extended input it keeps.
@@ -55,8 +60,7 @@ ConvGeometry geometry(const arch::LayerShape& s, int rank) {
 // width); AVX2 kernels and the channels-last extended inputs of exchanging ranks need none,
 // nor the depthwise convs whose gradient Halo sums itself (fp32, fp64, bf16).
 int64_t cpu_grouped_weight_grad_scratch(const arch::Conv& conv, bool plain, int64_t compute_bytes) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (!avx512 || !plain || conv.spec.groups == 1) return 0;
+  if (!cpu_avx512() || !plain || conv.spec.groups == 1) return 0;
   if (conv.spec.direct_depthwise_grad(conv.in_channels, conv.out_channels, compute_bytes)) return 0;
   return 256 * conv.weight_elements() * 4;
 }

@@ -50,8 +50,9 @@ struct LayerMemory {
   int64_t nograd_extra = 0;              // transient above in + out when run without grad (checkpointed)
   int64_t backward_extra = 0;            // transient above (saved still held + grad of output), input grad included
   int64_t recompute_backward_extra = 0;  // the same inside a recomputation, whose caller holds the output
-  // Added to those two when its parameter gradients are new tensors (param_grad > 0): a ResNet
-  // block's later ops in backward run beside its earlier ops' weight gradients.
+  // Added to those two in a block when its parameter gradients are new tensors (param_grad > 0):
+  // a ResNet block's later ops in backward run beside its earlier ops' weight gradients (a plain
+  // layer's peak counts all its gradients already).
   int64_t new_grads_extra = 0, new_grads_recompute_extra = 0;
   // forward_extra inside a recomputation of this layer alone whose output nothing reads (a
   // block-checkpointed ConvNeXt block stops at fc1: model::recompute_output_unread); none: the same
@@ -78,5 +79,9 @@ std::vector<LayerMemory> activation_layers(const ActivationInput& in);
 
 // bytes rounded as the allocator of `in` hands them out.
 int64_t allocated_bytes(int64_t bytes, const ActivationInput& in);
+
+// Whether this CPU runs oneDNN's AVX-512 kernels, whose scratch differs from the AVX2 ones'
+// (the rules that depend on it say which).
+bool cpu_avx512();
 
 }  // namespace halo::memory

@@ -36,7 +36,7 @@ class LayerTape {
     bool passes_grad = false;       // backward hands the result's gradient on as it is (add, a view)
     std::vector<int64_t> in_grads;  // bytes of each read's gradient (default: the read's bytes)
     bool params = false;            // it has trainable parameters: its result needs a gradient
-    int64_t kept_grads = 0;         // parameter gradients its backward makes and the layer keeps after it
+    int64_t kept_grads = 0;         // parameter gradients its backward makes, kept after it
   };
   Id op(Op o);      // its result is held by the layer's code until drop()
   void drop(Id t);  // the layer's code lets go of t

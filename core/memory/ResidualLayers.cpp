@@ -38,18 +38,14 @@ constexpr int64_t kStridedPointwiseScratch = 24600;
 // an AVX-512 CPU its jit:avx512_core kernel takes no such path (measured to 8 bytes, resnet18).
 int64_t short_input_grad_scratch(const arch::Conv& c, int64_t height, int64_t cols, int64_t w,
                                  const ActivationInput& a) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512 || c.spec.groups != 1 || height >= c.spec.kernel[0]) return 0;
+  if (cpu_avx512() || c.spec.groups != 1 || height >= c.spec.kernel[0]) return 0;
   const int64_t per_pixel = c.spec.stride[0] == 1 && c.spec.stride[1] == 1 ? 40 : 13;
   return 2 * w + allocated_bytes(per_pixel * c.in_channels * height * cols + 384, a);
 }
 
 class Recorder {
  public:
-  // kept_grads: the layer's backward keeps each op's parameter gradients until the layer is
-  // done (a block's later ops, in backward, run beside its last conv's weight gradient).
-  Recorder(const ActivationInput& a, const Stripe& in, bool input_grad, bool kept_grads = false)
-      : a_(a), tape_(bytes(in), input_grad), kept_grads_(kept_grads) {}
+  Recorder(const ActivationInput& a, const Stripe& in, bool input_grad) : a_(a), tape_(bytes(in), input_grad) {}
 
   int64_t bytes(const Stripe& s) const {
     return allocated_bytes(a_.images * s.channels * s.height * s.part.span(a_.rank).size() * 4, a_);
@@ -70,7 +66,7 @@ class Recorder {
     flops_ += 2.0 * static_cast<double>(a_.images * out.height * out.part.span(a_.rank).size()) *
               static_cast<double>(c.weight_elements());
     LayerTape::Op o{.name = c.name, .reads = {x}, .out = y, .params = true};
-    if (kept_grads_) o.kept_grads = w + (c.bias ? vector(c.out_channels) : 0);
+    o.kept_grads = w + (c.bias ? vector(c.out_channels) : 0);
     if (shard::plain_padding(plan, win)) {
       o.saves = {x};
       const bool pointwise = c.spec.kernel[0] == 1 && c.spec.kernel[1] == 1;
@@ -112,7 +108,7 @@ class Recorder {
   Id batch_norm(Id x, const Stripe& s) {
     const int64_t y = bytes(s), c = vector(s.channels);
     LayerTape::Op o{.name = "bn", .reads = {x}, .out = y, .saves = {x}, .params = true};
-    if (kept_grads_) o.kept_grads = 2 * c;
+    o.kept_grads = 2 * c;
     if (a_.sp == 1) {
       o.keeps = 2 * c;  // mean, inverse std
       o.extra = 3 * c;
@@ -208,7 +204,6 @@ class Recorder {
 
   const ActivationInput& a_;
   LayerTape tape_;
-  bool kept_grads_;
   double flops_ = 0;
   int64_t halo_bytes_ = 0;
 };
@@ -329,8 +324,7 @@ std::vector<LayerMemory> residual_layers(const arch::LayerList& layers, const Ac
   for (const arch::Layer& l : layers) {
     inputs.push_back(s);
     const bool image = l.kind == arch::LayerKind::ResNetStem || l.kind == arch::LayerKind::RegNetStem;
-    const bool block = !image && l.kind != arch::LayerKind::PoolFcHead;
-    Recorded k{Recorder(a, s, !image, block), 0, s};
+    Recorded k{Recorder(a, s, !image), 0, s};
     switch (l.kind) {
       case arch::LayerKind::ResNetStem:
       case arch::LayerKind::RegNetStem:

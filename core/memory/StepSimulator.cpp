@@ -213,7 +213,7 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
     if (seg_at[i] < 0) {
       const int64_t made = l.block ? 0 : l.param_grad;
       w.gather(i, -1, m);
-      const int64_t grads_kept = l.param_grad > 0 ? l.new_grads_extra : 0;
+      const int64_t grads_kept = l.block && l.param_grad > 0 ? l.new_grads_extra : 0;
       m.touch(l.backward_extra + grads_kept + made, "backward of " + l.name, made + grads_kept);
       m.add(-l.saved - (l.saves_input && !held_by_previous(i) ? l.in : 0) + l.in_grad - g -
             (l.keeps_output ? l.out : 0));
@@ -242,7 +242,8 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
       const bool in_held = k == s.first || L[k - 1].keeps_output;  // by the checkpoint, or the layer before
       if (!alone) w.gather(k, -1, m);
       const int64_t made = lk.block && !lk.recompute_peaks_after_grads ? 0 : lk.param_grad;
-      const int64_t grads_kept = lk.param_grad > 0 ? (last ? lk.new_grads_recompute_extra : lk.new_grads_extra) : 0;
+      const int64_t grads_kept =
+          lk.block && lk.param_grad > 0 ? (last ? lk.new_grads_recompute_extra : lk.new_grads_extra) : 0;
       m.touch(std::max((last ? lk.recompute_backward_extra : lk.backward_extra) + grads_kept, cast_back) + made,
               "backward of " + lk.name + " (recompute)", made + grads_kept);
       m.add(-lk.saved - (lk.saves_input && !in_held ? lk.in : 0) + in_grad - (last ? 0 : gi) -

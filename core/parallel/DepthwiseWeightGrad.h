@@ -17,7 +17,7 @@ struct DepthwiseGeometry {
 
 // True where depthwise_weight_grad computes the gradient: a CPU input of 4 dims, channels-last
 // contiguous, for which shard::ConvSpec::direct_depthwise_grad holds (depthwise, kernel width
-// 3, 5 or 7, float, double or bfloat16 (summed in float, one sample at a time).
+// 3, 5 or 7, float, double or bfloat16 (summed in float, one sample at a time)).
 bool depthwise_grad_applies(const at::Tensor& input, at::IntArrayRef weight_sizes, int64_t groups);
 
 // grad_out (B, C, H', W') and input (B, C, H, W) of the conv; weight_sizes (C, 1, kH, kW).
