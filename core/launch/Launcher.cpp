@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -389,11 +390,14 @@ LaunchResult run_launch(const LaunchOptions& o) {
   const uint16_t port = server ? server->port() : nodes.master_port;
   std::vector<std::string> args{"worker", "--run-dir", run_dir.string()};
   if (!resume_from.empty()) args.insert(args.end(), {"--resume", resume_from});
-  RankSpawner ranks(self_executable(), args,
-                    {{"HALO_AGENT_STORE", "1"},
-                     {"HALO_LAUNCHER_PID", std::to_string(::getpid())},
-                     {"OMP_NUM_THREADS", std::to_string(cfg.parallel.threads_per_rank)}},
-                    run_dir.string(), /*capture_stdout=*/true);
+  std::map<std::string, std::string> env{{"HALO_AGENT_STORE", "1"},
+                                         {"HALO_LAUNCHER_PID", std::to_string(::getpid())},
+                                         {"OMP_NUM_THREADS", std::to_string(cfg.parallel.threads_per_rank)}};
+  // CUDA's caching allocator in growable segments unless the user chose: a step's reserved
+  // memory then stays near its peak (fixed segments reserved up to 1.7x it on ConvNeXt-XL).
+  if (cfg.parallel.device == config::Device::Cuda && !std::getenv("PYTORCH_CUDA_ALLOC_CONF"))
+    env.emplace("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True");
+  RankSpawner ranks(self_executable(), args, env, run_dir.string(), /*capture_stdout=*/true);
   g_interrupted = 0;
   // SIGTERM (timeout, scancel, docker stop) stops the run as Ctrl-C does.
   auto old_int = std::signal(SIGINT, on_stop_signal);

@@ -229,7 +229,8 @@ int run_worker(const WorkerOptions& o) {
         timeline_kept = true;
       }
       std::optional<train::StepProfiler> profiler;
-      if (profile_step >= 0 && trainer.next_step() == profile_step) profiler.emplace().start();
+      if (profile_step >= 0 && trainer.next_step() == profile_step)
+        profiler.emplace().start(cfg.parallel.device == config::Device::Cuda);
       const train::StepResult r = trainer.step();
       if (profiler) write_profile(o.run_dir, rank, profiler->stop(r.time.total_ms));
       if (auto timeline = trainer.take_timeline()) emit(*timeline);

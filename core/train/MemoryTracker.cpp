@@ -110,6 +110,9 @@ MemorySample MemoryTracker::cuda(int device) {
   MemorySample s;
 #ifdef HALO_WITH_CUDA
   using c10::CachingDeviceAllocator::StatType;
+  // Before CUDA's lazy start the caching allocator knows no device ("Invalid device argument")
+  // and holds nothing: zeros, without starting CUDA here.
+  if (!c10::cuda::CUDACachingAllocator::get()->initialized()) return {0, 0, 0, rss_bytes()};
   const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
   const auto agg = static_cast<size_t>(StatType::AGGREGATE);
   s.current = stats.allocated_bytes[agg].current;
@@ -130,7 +133,7 @@ int64_t MemoryTracker::take_window_high() {
 void MemoryTracker::reset_peak() {
   g_peak.store(g_current.load());
 #ifdef HALO_WITH_CUDA
-  if (c10::cuda::device_count() > 0)
+  if (c10::cuda::CUDACachingAllocator::get()->initialized())  // else nothing was allocated
     for (int d = 0; d < c10::cuda::device_count(); ++d)
       c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(d));
 #endif

@@ -1,5 +1,5 @@
 // Self time per op: each thread's events sorted by start, nested by their intervals, a
-// parent's self time its duration less its children's.
+// parent's self time its duration less its children's; GPU kernels summed by name.
 #include "train/StepProfiler.h"
 
 #include <ATen/record_function.h>
@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -43,19 +44,21 @@ std::string short_name(const std::string& n) {
 }  // namespace
 
 void to_json(nlohmann::json& j, const StepProfile& p) {
-  j = {{"step_ms", p.step_ms}, {"ops_self_ms", p.ops_self_ms}, {"ops", nlohmann::json::array()}};
+  j = {{"step_ms", p.step_ms}, {"ops_self_ms", p.ops_self_ms}, {"gpu_ms", p.gpu_ms}, {"ops", nlohmann::json::array()}};
   for (const OpTime& o : p.ops)
-    j["ops"].push_back({{"name", o.name}, {"self_ms", o.self_ms}, {"total_ms", o.total_ms}, {"calls", o.calls}});
+    j["ops"].push_back(
+        {{"name", o.name}, {"self_ms", o.self_ms}, {"total_ms", o.total_ms}, {"calls", o.calls}, {"gpu", o.gpu}});
 }
 
 void from_json(const nlohmann::json& j, StepProfile& p) {
   try {
     p.step_ms = j.at("step_ms").get<double>();
     p.ops_self_ms = j.at("ops_self_ms").get<double>();
+    p.gpu_ms = j.value("gpu_ms", 0.0);
     p.ops.clear();
     for (const auto& o : j.at("ops"))
       p.ops.push_back({o.at("name").get<std::string>(), o.at("self_ms").get<double>(), o.at("total_ms").get<double>(),
-                       o.at("calls").get<int64_t>()});
+                       o.at("calls").get<int64_t>(), o.value("gpu", false)});
   } catch (const nlohmann::json::exception& e) {
     throw util::Error(std::string("a step profile is malformed: ") + e.what());
   }
@@ -67,10 +70,12 @@ StepProfiler::~StepProfiler() {
   if (running_) (void)prof::disableProfiler();
 }
 
-void StepProfiler::start() {
+void StepProfiler::start(bool cuda) {
   const ProfilerConfig config(ProfilerState::KINETO, /*report_input_shapes=*/false);
-  prof::prepareProfiler(config, {ActivityType::CPU});
-  prof::enableProfiler(config, {ActivityType::CPU});
+  std::set<ActivityType> activities{ActivityType::CPU};
+  if (cuda) activities.insert(ActivityType::CUDA);
+  prof::prepareProfiler(config, activities);
+  prof::enableProfiler(config, activities);
   thread_ = at::RecordFunction::currentThreadId();
   running_ = true;
 }
@@ -79,10 +84,20 @@ StepProfile StepProfiler::stop(double step_ms) {
   auto result = prof::disableProfiler();
   running_ = false;
   std::map<uint64_t, std::vector<Span>> by_thread;
-  for (const auto& ev : result->events())
+  std::map<std::string, OpTime> ops, kernels;
+  for (const auto& ev : result->events()) {
+    if (ev.deviceType() != c10::DeviceType::CPU) {  // a kernel, copy or memset: the device's time
+      OpTime& k = kernels[ev.name()];
+      k.name = ev.name();
+      k.gpu = true;
+      k.self_ms += static_cast<double>(ev.durationNs()) / 1e6;
+      k.total_ms = k.self_ms;
+      ++k.calls;
+      continue;
+    }
     by_thread[ev.startThreadId()].push_back(
         {ev.startNs(), ev.endNs(), short_name(ev.name()) + (ev.startThreadId() == thread_ ? "" : " (other thread)")});
-  std::map<std::string, OpTime> ops;
+  }
   for (auto& [thread, spans] : by_thread) {
     std::sort(spans.begin(), spans.end(),
               [](const Span& a, const Span& b) { return a.start < b.start || (a.start == b.start && a.end > b.end); });
@@ -110,6 +125,10 @@ StepProfile StepProfiler::stop(double step_ms) {
   for (auto& [name, o] : ops) {
     if (!name.ends_with(" (other thread)")) p.ops_self_ms += o.self_ms;
     p.ops.push_back(std::move(o));
+  }
+  for (auto& [name, k] : kernels) {
+    p.gpu_ms += k.self_ms;
+    p.ops.push_back(std::move(k));
   }
   std::sort(p.ops.begin(), p.ops.end(), [](const OpTime& a, const OpTime& b) { return a.self_ms > b.self_ms; });
   return p;

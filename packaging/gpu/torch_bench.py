@@ -12,6 +12,10 @@
                                                 loss as Halo's: views' mean logits, cross
                                                 entropy): fp32/bf16 x NCHW/channels-last, and
                                                 activation checkpointing in the faster layout
+  torch_bench.py kernels --arch A --shape ... --precision P --layout L
+                                                one timm step after a warm-up under torch's
+                                                profiler: the GPU kernels with the most time
+                                                (the peer of `halo bench step --profile`)
 On mode dry (no GPU) everything runs on the CPU with small sizes.
 """
 import argparse
@@ -146,9 +150,45 @@ def timm_steps(a):
             measure(precision, min(done, key=lambda r: r["step_ms"])["layout"], True)
 
 
+def kernels(a):
+    import timm
+    from torch.profiler import ProfilerActivity, profile
+    gpu = a.mode == "gpu" and torch.cuda.is_available()
+    dev = torch.device("cuda" if gpu else "cpu")
+    shape = [int(v) for v in a.shape.split(",")]
+    fmt = torch.channels_last if a.layout == "channels_last" else torch.contiguous_format
+    torch.manual_seed(0)
+    model = timm.create_model(a.arch, num_classes=10).to(dev).to(memory_format=fmt)
+    x = torch.randn(*shape, device=dev).contiguous(memory_format=fmt)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.05)
+
+    def step():
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+            loss = loss_of(model, x, shape[0])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    step()
+    sync(dev)
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if gpu else [])
+    with profile(activities=acts) as prof:
+        step()
+        sync(dev)
+    key = "device_time_total" if gpu else "self_cpu_time_total"
+    rows = sorted(prof.key_averages(), key=lambda e: getattr(e, key), reverse=True)
+    gpu_rows = [e for e in rows if gpu and e.device_type == torch.autograd.DeviceType.CUDA] or rows
+    total = sum(getattr(e, key) for e in gpu_rows) / 1e3
+    out(arch=a.arch, precision=a.precision, layout=a.layout, total_ms=total,
+        top=[{"name": e.key[:120], "ms": getattr(e, key) / 1e3, "calls": e.count} for e in gpu_rows[:25]])
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["matmul", "flops", "timm"])
+    ap.add_argument("what", choices=["matmul", "flops", "timm", "kernels"])
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="bf16")
+    ap.add_argument("--layout", choices=["nchw", "channels_last"], default="nchw")
     ap.add_argument("--mode", choices=["gpu", "dry"], default="gpu")
     ap.add_argument("--arch", default="convnext_xlarge")
     ap.add_argument("--shape", default="7,3,512,1024")
@@ -156,7 +196,7 @@ def main():
     ap.add_argument("--deadline", type=float, default=0)
     a = ap.parse_args()
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
-    {"matmul": matmul, "flops": flops, "timm": timm_steps}[a.what](a)
+    {"matmul": matmul, "flops": flops, "timm": timm_steps, "kernels": kernels}[a.what](a)
 
 
 if __name__ == "__main__":
