@@ -185,8 +185,14 @@ class Builder {
     const int64_t fc_w = fc1.weight_elements() + fc2.weight_elements();
     const int64_t dw_scratch = in_.device == DeviceKind::Cpu ? R(cpu_grouped_weight_grad_scratch(dw, g.plain, a_)) : 0;
     // The output gradient's channels-last copy and the layer-scaled one beside fc1's gradient
-    // (4C), then that beside the recomputed LayerNorm output and its input gradient.
-    l.backward_extra = std::max({2 * R(MC * 4) + R(MH * a_) + R(fc_w * 4), R(MH * a_) + 2 * R(MC * 4) + ln,
+    // (4C) and the weight gradients (under autocast also the Linears' weights cast again and
+    // their gradients before the fp32 cast), then that beside the recomputed LayerNorm output
+    // and its input gradient.
+    // The layer-scaled gradient and, on the CPU, LayerNorm's output and input gradient are in
+    // the compute dtype.
+    const int64_t weights = R(fc_w * 4) + (half_ ? R(fc_w * a_) : 0);
+    const int64_t norm_pair = 2 * R(MC * (cuda_half() ? 4 : a_));
+    l.backward_extra = std::max({R(MC * 4) + R(MC * a_) + R(MH * a_) + weights, R(MH * a_) + norm_pair + ln,
                                  2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0) + dw_scratch});
     l.in_grad = l.in;
     l.flops = 2.0 * static_cast<double>(M * dw.weight_elements()) +

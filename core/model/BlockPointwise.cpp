@@ -68,11 +68,14 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     at::Tensor grad_gamma, grad_fc2_w, grad_fc2_b, grad_h;
     {                                                   // the output gradient's copies go before LayerNorm runs again
       const at::Tensor go = grads[0].reshape({-1, c});  // (P, C) d loss / d out
-      // fc2's weight gradient without gamma, M = go^T gelu(h), in the gradient's dtype: it gives
-      // fc2's weight gradient (gamma * M) and gamma's (sum_k W2 * M + b2 * sum_p go).
-      at::Tensor m = at::mm(go.t(), at::gelu(h).reshape({-1, hidden}).to(go.scalar_type()));  // (C, 4C)
-      const at::Tensor w2_used = w2.to(go.scalar_type()), b2_used = fc2_b.to(a).to(go.scalar_type());
-      grad_gamma = (w2_used * m).sum(1) + b2_used * go.sum(0);
+      // fc2's weight gradient without gamma, M = go^T gelu(h): it gives fc2's weight gradient
+      // (gamma * M) and gamma's (sum_k W2 * M + b2 * sum_p go). Under bf16 autocast M is formed in
+      // bf16 from go's bf16 copy (an eighth of an fp32 copy of GELU's output; bf16 has fp32's
+      // range); otherwise in the gradient's dtype (fp16's range would not hold M: it lacks gamma).
+      const auto md = a == at::kBFloat16 ? a : go.scalar_type();
+      at::Tensor m = at::mm(go.to(md).t(), at::gelu(h).reshape({-1, hidden}).to(md));  // (C, 4C)
+      const at::Tensor w2_used = w2.to(md), b2_used = fc2_b.to(a).to(go.scalar_type());
+      grad_gamma = (w2_used * m).sum(1, false, go.scalar_type()) + b2_used * go.sum(0);
       grad_fc2_w = m.mul_(gamma.to(m.scalar_type()).unsqueeze(1)).view(fc2_w.sizes());
       const at::Tensor gf = (go * gamma).to(a);  // (P, C) d loss / d fc2's output
       grad_fc2_b = gf.sum(0);

@@ -180,7 +180,8 @@ INSTANTIATE_TEST_SUITE_P(Bf16, MeasuredTimeline,
                                            std::make_tuple("convnext_test", "block+bf16"),
                                            std::make_tuple("convnext_test", "stage+bf16"),
                                            std::make_tuple("convnext_test", "block+cheap+bf16"),
-                                           std::make_tuple("convnext_atto", "block+bf16")),
+                                           std::make_tuple("convnext_atto", "block+bf16"),
+                                           std::make_tuple("convnext_atto", "block+cheap+bf16")),
                          [](const auto& info) {
                            std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param);
                            std::replace(s.begin(), s.end(), '+', '_');
