@@ -312,16 +312,23 @@ void Trainer::unscale_gradients(std::vector<at::Tensor>& chunks) {
 }
 
 double Trainer::gradient_square_sum(std::vector<at::Tensor>& chunks) const {
-  double sq = 0;
-  // ZeRO's chunks are whole buckets (25 MiB): squared in double a slice at a time, so the
-  // temporaries stay at 2 x 1 MiB.
+  // Each tensor's (or slice's) square sum in double on its device, all copied to the host at
+  // once (one synchronisation on a GPU, not one per parameter), then summed there in order.
+  // ZeRO's chunks are whole buckets (25 MiB): squared a slice at a time, so the temporaries
+  // stay at 2 x 1 MiB.
   constexpr int64_t kSlice = 1 << 16;
+  std::vector<at::Tensor> parts;
   for (const at::Tensor& g : gradients(chunks))
     if (chunks.empty())
-      sq += g.to(at::kDouble).pow(2).sum().item<double>();
+      parts.push_back(g.to(at::kDouble).pow(2).sum());
     else
       for (int64_t at = 0; at < g.numel(); at += kSlice)
-        sq += g.narrow(0, at, std::min(kSlice, g.numel() - at)).to(at::kDouble).pow(2).sum().item<double>();
+        parts.push_back(g.narrow(0, at, std::min(kSlice, g.numel() - at)).to(at::kDouble).pow(2).sum());
+  if (parts.empty()) return 0;
+  const at::Tensor host = at::stack(parts).cpu();
+  const double* v = host.data_ptr<double>();
+  double sq = 0;
+  for (int64_t i = 0; i < host.numel(); ++i) sq += v[i];
   return sq;
 }
 
