@@ -1,8 +1,10 @@
-// Each sp rank generates its own stripe of the samples (equal to those columns of the whole);
-// the head runs on replicated pooled features, so its weights' gradients are Replicate.
+// Each sp rank generates its own stripe of the samples (equal to those columns of the whole),
+// on CUDA the next one on another thread; the head's weights' gradients are Replicate.
 #include "train/ClassificationTask.h"
 
 #include <torch/torch.h>
+
+#include <utility>
 
 #include "parallel/ShardedTensor.h"
 
@@ -14,8 +16,31 @@ ClassificationTask::ClassificationTask(const config::ExperimentConfig& cfg, cons
       device_(device),
       views_(cfg.data.views),
       height_(cfg.data.height),
-      width_(cfg.data.width) {
+      width_(cfg.data.width),
+      prefetch_(device.is_cuda()) {
   model_->to(device_);
+}
+
+ClassificationSample ClassificationTask::sample(int64_t first, int64_t count, std::pair<int64_t, int64_t> columns) {
+  ClassificationSample b;
+  if (ahead_ && ahead_->first == first && ahead_->count == count && ahead_->columns == columns) {
+    b = ahead_->sample.get();  // made while the last step trained
+    ++made_ahead_;
+  } else {
+    b = data_.batch(first, count, columns);
+  }
+  ahead_.reset();  // a wrong guess's batch is dropped once made (its future waits)
+  if (prefetch_ && last_first_ && first > *last_first_) {
+    const int64_t next = first + (first - *last_first_);
+    const bool pin = device_.is_cuda();  // page-locked: the copy to the GPU can run on its own
+    ahead_ = Ahead{next, count, columns, std::async(std::launch::async, [this, next, count, columns, pin] {
+                     ClassificationSample s = data_.batch(next, count, columns);
+                     if (pin) s.images = s.images.pin_memory();
+                     return s;
+                   })};
+  }
+  last_first_ = first;
+  return b;
 }
 
 std::shared_ptr<model::BackboneImpl> ClassificationTask::make_model(const config::ExperimentConfig& cfg) {
@@ -30,8 +55,9 @@ std::map<std::string, at::Tensor> ClassificationTask::losses(int64_t first, int6
                                                              std::shared_ptr<parallel::Communicator> sp) {
   shard::Partition part = shard::even_partition(width_, sp->size());
   const shard::Span mine = part.span(sp->rank());
-  ClassificationSample b = data_.batch(first, count, std::pair{mine.begin, mine.end});
-  at::Tensor stripe = b.images.view({count * views_, 3, height_, mine.size()}).to(device_);  // (N*V, 3, H, W/sp)
+  ClassificationSample b = sample(first, count, std::pair{mine.begin, mine.end});
+  at::Tensor stripe = b.images.view({count * views_, 3, height_, mine.size()})
+                          .to(device_, /*non_blocking=*/device_.is_cuda());  // (N*V, 3, H, W/sp)
   parallel::ShardedTensor x{stripe, std::move(part), std::move(sp)};
   offer_preview(x.local, views_);
   at::Tensor logits = model_->forward(x).view({count, views_, -1}).mean(1).to(at::kFloat);  // (N, classes)

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
+#include <optional>
 
 #include <c10/core/Device.h>
 
@@ -26,12 +28,29 @@ class ClassificationTask : public TrainTask {
   // {"loss": cross-entropy of the view-averaged logits}
   std::map<std::string, at::Tensor> losses(int64_t first, int64_t count,
                                            std::shared_ptr<parallel::Communicator> sp) override;
+  // Make the next batch on another thread while this one trains (on by default on CUDA, where
+  // the CPU would otherwise make the images while the GPU waits; off on the CPU, where it would
+  // take the rank's own cores). The next batch is guessed from the last two calls' `first`;
+  // a wrong guess is dropped and the batch made in place, so the data never change.
+  void set_prefetch(bool on) { prefetch_ = on; }
+  int64_t batches_made_ahead() const { return made_ahead_; }  // taken from the other thread so far
 
  private:
+  ClassificationSample sample(int64_t first, int64_t count, std::pair<int64_t, int64_t> columns);
+
   std::shared_ptr<model::BackboneImpl> model_;
   ClassificationData data_;
   c10::Device device_;
   int64_t views_, height_, width_;
+  bool prefetch_;
+  std::optional<int64_t> last_first_;
+  int64_t made_ahead_ = 0;
+  struct Ahead {
+    int64_t first, count;
+    std::pair<int64_t, int64_t> columns;
+    std::future<ClassificationSample> sample;
+  };
+  std::optional<Ahead> ahead_;
 };
 
 }  // namespace halo::train

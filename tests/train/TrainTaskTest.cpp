@@ -1,5 +1,6 @@
 // The task interface: the factory's choice per config::Task, placements, the classification
-// loss against a per-view reference, and the OpenLane-V2 task's refusal of view counts.
+// loss against a per-view reference and with batches made ahead, and the OpenLane-V2 task's
+// refusal of view counts.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -73,6 +74,26 @@ TEST(ClassificationTask, LossIsTheCrossEntropyOfTheViewAveragedLogits) {
   }
   EXPECT_NEAR(loss.item<double>(), want, 1e-5 * std::abs(want));
   EXPECT_EQ(loss.dtype(), torch::kFloat);
+}
+
+// Batches made ahead on another thread (as on CUDA) are the ones made in place, also after a
+// jump the guess missed (a resumed run, another data-parallel stride).
+TEST(ClassificationTask, BatchesMadeAheadEqualTheOnesMadeInPlace) {
+  const config::ExperimentConfig cfg = classification();
+  const auto mesh = parallel::Mesh::solo();
+  torch::manual_seed(1);
+  ClassificationTask plain(cfg, torch::kCPU);
+  torch::manual_seed(1);
+  ClassificationTask ahead(cfg, torch::kCPU);
+  ahead.set_prefetch(true);
+  torch::NoGradGuard no_grad;
+  for (const int64_t first : {0, 2, 4, 6, 20, 22, 24, 30}) {
+    const at::Tensor a = plain.losses(first, 2, mesh->sp_ptr()).at("loss");
+    const at::Tensor b = ahead.losses(first, 2, mesh->sp_ptr()).at("loss");
+    EXPECT_TRUE(torch::equal(a, b)) << "first " << first << ": " << a.item<double>() << " vs " << b.item<double>();
+  }
+  EXPECT_EQ(ahead.batches_made_ahead(), 3);  // 4, 6 and 24 were guessed; 20, 22 and 30 were not
+  EXPECT_EQ(plain.batches_made_ahead(), 0);
 }
 
 TEST(OpenLaneTask, GeneratedFramesTakeTheViewCountsOfTheRigs) {
