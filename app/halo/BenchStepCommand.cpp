@@ -27,18 +27,21 @@ nlohmann::json side_json(const launch::StepBenchSide& s) {
 void print_profile(const std::string& side, const train::StepProfile& p, size_t rows) {
   std::printf("\n%s, one profiled step: %.1f ms, ops' self time %.1f ms (the rest: waits, code outside ops)\n",
               side.c_str(), p.step_ms, p.ops_self_ms);
+  auto first_rows = [&](bool gpu, auto print) {  // p.ops is sorted by self time
+    size_t shown = 0;
+    for (const train::OpTime& o : p.ops)
+      if (o.gpu == gpu && shown++ < rows) print(o);
+  };
   std::printf("  %-44s %10s %10s %7s\n", "op", "self ms", "total ms", "calls");
-  size_t shown = 0;
-  for (const train::OpTime& o : p.ops)
-    if (!o.gpu && shown++ < rows)
-      std::printf("  %-44.44s %10.1f %10.1f %7lld\n", o.name.c_str(), o.self_ms, o.total_ms,
-                  static_cast<long long>(o.calls));
+  first_rows(false, [](const train::OpTime& o) {
+    std::printf("  %-44.44s %10.1f %10.1f %7lld\n", o.name.c_str(), o.self_ms, o.total_ms,
+                static_cast<long long>(o.calls));
+  });
   if (p.gpu_ms <= 0) return;
   std::printf("  GPU kernels: %.1f ms of device time\n  %-80s %10s %7s\n", p.gpu_ms, "kernel", "ms", "calls");
-  shown = 0;
-  for (const train::OpTime& o : p.ops)
-    if (o.gpu && shown++ < rows)
-      std::printf("  %-80.80s %10.1f %7lld\n", o.name.c_str(), o.self_ms, static_cast<long long>(o.calls));
+  first_rows(true, [](const train::OpTime& o) {
+    std::printf("  %-80.80s %10.1f %7lld\n", o.name.c_str(), o.self_ms, static_cast<long long>(o.calls));
+  });
 }
 
 void print_table(const launch::StepBenchResult& r) {

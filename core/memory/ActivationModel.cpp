@@ -184,12 +184,10 @@ class Builder {
     l.nograd_extra = 2 * R(MH * a_);
     const int64_t fc_w = fc1.weight_elements() + fc2.weight_elements();
     const int64_t dw_scratch = in_.device == DeviceKind::Cpu ? R(cpu_grouped_weight_grad_scratch(dw, g.plain, a_)) : 0;
-    // The output gradient's channels-last copy and the layer-scaled one beside fc1's gradient
-    // (4C) and the weight gradients (under autocast also the Linears' weights cast again and
-    // their gradients before the fp32 cast), then that beside the recomputed LayerNorm output
-    // and its input gradient.
-    // The layer-scaled gradient and, on the CPU, LayerNorm's output and input gradient are in
-    // the compute dtype.
+    // The output gradient's channels-last copy and the layer-scaled one (in the compute dtype)
+    // beside fc1's gradient (4C) and the weight gradients (under autocast also the Linears'
+    // weights cast again and their gradients before the fp32 cast); then fc1's gradient beside
+    // the recomputed LayerNorm output and its input gradient (on the CPU in the compute dtype).
     const int64_t weights = R(fc_w * 4) + (half_ ? R(fc_w * a_) : 0);
     const int64_t norm_pair = 2 * R(MC * (cuda_half() ? 4 : a_));
     l.backward_extra = std::max({R(MC * 4) + R(MC * a_) + R(MH * a_) + weights, R(MH * a_) + norm_pair + ln,

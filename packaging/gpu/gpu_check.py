@@ -545,17 +545,24 @@ def max_loss_diff(h, ref):
     return worst if a else float("inf")
 
 
+def scaler_trace(ls):
+    """The loss scaler's steps in order: (every rank agrees on each step's scale and skip,
+    each step's skip per rank, each step's scales)."""
+    steps = sorted(ls)
+    agree = all(len({(r[1], bool(r[2])) for r in ls[s]}) == 1 for s in steps)
+    return agree, [[bool(r[2]) for r in ls[s]] for s in steps], [sorted({r[1] for r in ls[s]}) for s in steps]
+
+
 def leading_skips(ls):
     """(steps skipped before the first taken one, whether the loss scaler behaved): every rank
     agrees on each step's skip and scale; the scale starts at 65536 and halves after each
     skipped step; no step after the first taken one is skipped."""
-    steps = [ls[s] for s in sorted(ls)]
-    agree = all(len({(r[1], bool(r[2])) for r in rows}) == 1 for rows in steps)
-    skipped = [bool(rows[0][2]) for rows in steps]
+    agree, per_rank, scale_sets = scaler_trace(ls)
+    skipped = [sk[0] for sk in per_rank]
     lead = skipped.index(False) if False in skipped else len(skipped)
-    scales = [rows[0][1] for rows in steps]
+    scales = [sc[0] for sc in scale_sets]
     halving = all(scales[i] == 65536.0 / 2 ** i for i in range(min(lead + 1, len(scales))))
-    return lead, agree and halving and lead < len(steps) and not any(skipped[lead:])
+    return lead, agree and halving and lead < len(skipped) and not any(skipped[lead:])
 
 
 def stage_correctness(st):
@@ -648,10 +655,8 @@ def stage_correctness(st):
         st.ran(f"launch {k}")
     h = done["overflow"]
     ls = losses(h)
+    agree, skipped, scales = scaler_trace(ls)
     steps = sorted(ls)
-    skipped = [[bool(r[2]) for r in ls[s]] for s in steps]
-    scales = [sorted({r[1] for r in ls[s]}) for s in steps]
-    agree = all(len({(r[1], bool(r[2])) for r in ls[s]}) == 1 for s in steps)
     taken = [i for i, sk in enumerate(skipped) if not any(sk)]
     first = taken[0] if taken else None
     # After the first step taken (lr 1e4 moves every weight), every later step is skipped on
