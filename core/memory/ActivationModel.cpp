@@ -119,8 +119,10 @@ class Builder {
     return l;
   }
 
-  // conv_dw, LayerNorm, fc1 (hidden), GELU, fc2, layer scale, residual; in_bytes: the stream's dtype.
-  LayerMemory block(const arch::Layer& layer, const arch::LayerShape& s, int64_t in_bytes) const {
+  // conv_dw, LayerNorm, fc1 (hidden), GELU, fc2, layer scale, residual; in_bytes: the dtype of
+  // conv_dw's input, residual_bytes: the residual's (the stream's; 0: in_bytes).
+  LayerMemory block(const arch::Layer& layer, const arch::LayerShape& s, int64_t in_bytes,
+                    int64_t residual_bytes = 0) const {
     const ConvGeometry g = geometry(s, in_.rank);
     const arch::Conv &dw = layer.conv("conv_dw"), &fc1 = layer.conv("mlp.fc1"), &fc2 = layer.conv("mlp.fc2");
     const int64_t c = layer.out_channels, h = s.height, B = in_.images, M = B * h * g.out_cols, MC = M * c;
@@ -133,9 +135,10 @@ class Builder {
     // conv_dw (padded along W): the halo-extended input is a new tensor.
     l.saved += g.ext_copy ? R(B * c * h * g.ext_cols * a_) : (cast_in ? R(MC * a_) : 0);
     if (!g.ext_copy && !cast_in) l.saves_input = true;
+    if (in_.recompute_cheap)
+      return lean_block(l, layer, g, M, cast_in, (residual_bytes ? residual_bytes : in_bytes) < 4);
     if (half_)  // autocast weight copies (conv_dw, fc1, fc2)
       l.saved += R(dw.weight_elements() * a_) + R(fc1.weight_elements() * a_) + R(fc2.weight_elements() * a_);
-    if (in_.recompute_cheap) return lean_block(l, layer, g, M, cast_in);
     if (cuda_half()) {
       l.saved += R(MC * 4) + 2 * R(M * 4) + R(MC * a_);  // fp32 LayerNorm input, stats, fc1's cast input
     } else {
@@ -165,8 +168,8 @@ class Builder {
 
   // parallel.recompute cheap (model::block_pointwise): beside conv_dw's input, the block keeps
   // conv_dw's output (a) and fc1's (4C, a); LayerNorm and GELU run again in backward.
-  LayerMemory lean_block(LayerMemory l, const arch::Layer& layer, const ConvGeometry& g, int64_t M,
-                         bool cast_in) const {
+  LayerMemory lean_block(LayerMemory l, const arch::Layer& layer, const ConvGeometry& g, int64_t M, bool cast_in,
+                         bool residual_half) const {
     const arch::Conv &dw = layer.conv("conv_dw"), &fc1 = layer.conv("mlp.fc1"), &fc2 = layer.conv("mlp.fc2");
     const int64_t MC = M * layer.out_channels, MH = M * layer.hidden;
     if (half_) l.saved += R(dw.weight_elements() * a_);  // conv_dw's autocast weight copy
@@ -176,10 +179,13 @@ class Builder {
     const int64_t ln = cuda_half() ? R(MC * 4) : 0;  // LayerNorm's fp32 input on CUDA
     // LayerNorm's output (and its cast) beside fc1's; then GELU's beside fc2's; then the branch
     // beside the block's output (and drop path's scaled copy).
+    // Under autocast each Linear's weight is cast just before its product and freed after it.
+    const int64_t fc1_cast = half_ ? R(fc1.weight_elements() * a_) : 0;
+    const int64_t fc2_cast = half_ ? R(fc2.weight_elements() * a_) : 0;
     const int64_t norm_fc1 = ln + R(MC * (cuda_half() ? 4 : a_)) + (half_ && cuda_half() ? R(MC * a_) : 0) +
-                             (cast_in ? R(MC * a_) : 0) - l.out;
+                             (cast_in ? R(MC * a_) : 0) + fc1_cast - l.out;
     const int64_t branch = std::max(R(MC * 4) * (in_.drop_path ? 2 : 1), g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0);
-    l.forward_extra = std::max({norm_fc1, R(MH * a_) + R(MC * a_) - l.out, branch});
+    l.forward_extra = std::max({norm_fc1, R(MH * a_) + fc2_cast + R(MC * a_) - l.out, branch});
     l.recompute_forward_extra = std::max(norm_fc1, branch);  // no GELU, no fc2: the branch is zeros
     l.nograd_extra = 2 * R(MH * a_);
     const int64_t fc_w = fc1.weight_elements() + fc2.weight_elements();
@@ -188,10 +194,19 @@ class Builder {
     // beside fc1's gradient (4C) and the weight gradients (under autocast also the Linears'
     // weights cast again and their gradients before the fp32 cast); then fc1's gradient beside
     // the recomputed LayerNorm output and its input gradient (on the CPU in the compute dtype).
-    const int64_t weights = R(fc_w * 4) + (half_ ? R(fc_w * a_) : 0);
     const int64_t norm_pair = 2 * R(MC * (cuda_half() ? 4 : a_));
-    l.backward_extra = std::max({R(MC * 4) + R(MC * a_) + R(MH * a_) + weights, R(MH * a_) + norm_pair + ln,
-                                 2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0) + dw_scratch});
+    // Under autocast the weights' casts (both Linears) stay to the end, where the weight
+    // gradients in the compute dtype sit beside their fp32 casts; before that fc2's M beside
+    // fc1's gradient, and where the residual is in the compute dtype (the first block after a
+    // downsample) the residual's gradient cast to it (measured: blocks on the fp32 stream hold
+    // none).
+    const int64_t residual_grad = residual_half ? R(MC * a_) : 0;
+    const int64_t head_of_backward =
+        half_ ? std::max(R(MC * 4) + residual_grad + R(MH * a_) + R(fc_w * a_) + R(fc2.weight_elements() * a_),
+                         R(fc_w * 4) + 2 * R(fc_w * a_) + R(MC * (cuda_half() ? 4 : a_)))
+              : R(MC * 4) + R(MC * a_) + R(MH * a_) + R(fc_w * 4);
+    l.backward_extra = std::max(
+        {head_of_backward, R(MH * a_) + norm_pair + ln, 2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0) + dw_scratch});
     l.in_grad = l.in;
     l.flops = 2.0 * static_cast<double>(M * dw.weight_elements()) +
               2.0 * static_cast<double>(M) * static_cast<double>(fc_w);         // no matmul runs twice
@@ -264,7 +279,7 @@ std::vector<LayerMemory> activation_layers(const ActivationInput& in) {
       case arch::LayerKind::ConvNeXtBlock:
         out.push_back(b.block(l, *shape, stream_bytes));
         if (stream_bytes != in.compute_bytes) {
-          LayerMemory cast = b.block(l, *shape, in.compute_bytes);
+          LayerMemory cast = b.block(l, *shape, in.compute_bytes, stream_bytes);
           cast.recompute_backward_extra = cast.backward_extra;
           out.back().on_cast_input = std::make_shared<const LayerMemory>(std::move(cast));
         }
