@@ -201,12 +201,19 @@ class Builder {
     // downsample) the residual's gradient cast to it (measured: blocks on the fp32 stream hold
     // none).
     const int64_t residual_grad = residual_half ? R(MC * a_) : 0;
-    const int64_t head_of_backward =
-        half_ ? std::max(R(MC * 4) + residual_grad + R(MH * a_) + R(fc_w * a_) + R(fc2.weight_elements() * a_),
-                         R(fc_w * 4) + 2 * R(fc_w * a_) + R(MC * (cuda_half() ? 4 : a_)))
-              : R(MC * 4) + R(MC * a_) + R(MH * a_) + R(fc_w * 4);
-    l.backward_extra = std::max(
-        {head_of_backward, R(MH * a_) + norm_pair + ln, 2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0) + dw_scratch});
+    const int64_t fc_m = R(MC * 4) + residual_grad + R(MH * a_) + R(fc_w * a_) + R(fc2.weight_elements() * a_);
+    const int64_t fc_return = 2 * R(fc_w * a_) + R(MC * (cuda_half() ? 4 : a_));  // beside the fp32 gradients
+    const int64_t norm_back = R(MH * a_) + norm_pair + ln;
+    const int64_t dw_back = 2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0) + dw_scratch;
+    if (half_) {
+      l.backward_extra = std::max({fc_m, fc_return + R(fc_w * 4), norm_back, dw_back});
+      // Recomputed, the simulator adds the block's new gradients to what runs after them.
+      l.recompute_backward_extra = std::max(fc_m, norm_back);
+      l.after_grads_extra = std::max(fc_return, dw_back);
+      l.returned_grads = R(fc_w * 4);
+    } else {
+      l.backward_extra = std::max({R(MC * 4) + R(MC * a_) + R(MH * a_) + R(fc_w * 4), norm_back, dw_back});
+    }
     l.in_grad = l.in;
     l.flops = 2.0 * static_cast<double>(M * dw.weight_elements()) +
               2.0 * static_cast<double>(M) * static_cast<double>(fc_w);         // no matmul runs twice
@@ -280,7 +287,7 @@ std::vector<LayerMemory> activation_layers(const ActivationInput& in) {
         out.push_back(b.block(l, *shape, stream_bytes));
         if (stream_bytes != in.compute_bytes) {
           LayerMemory cast = b.block(l, *shape, in.compute_bytes, stream_bytes);
-          cast.recompute_backward_extra = cast.backward_extra;
+          if (!cast.after_grads_extra) cast.recompute_backward_extra = cast.backward_extra;
           out.back().on_cast_input = std::make_shared<const LayerMemory>(std::move(cast));
         }
         ++shape;
@@ -293,7 +300,8 @@ std::vector<LayerMemory> activation_layers(const ActivationInput& in) {
         throw util::Error(fmt::format("layer {} ({}) is not a ConvNeXt layer", l.name, arch::name_of(l.kind)));
     }
   }
-  for (LayerMemory& l : out) l.recompute_backward_extra = l.backward_extra;
+  for (LayerMemory& l : out)
+    if (!l.after_grads_extra) l.recompute_backward_extra = l.backward_extra;
   return out;
 }
 

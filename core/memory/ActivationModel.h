@@ -50,6 +50,10 @@ struct LayerMemory {
   int64_t nograd_extra = 0;              // transient above in + out when run without grad (checkpointed)
   int64_t backward_extra = 0;            // transient above (saved still held + grad of output), input grad included
   int64_t recompute_backward_extra = 0;  // the same inside a recomputation, whose caller holds the output
+  // Where recompute_peaks_after_grads: the transient beside the block's parameter gradients once
+  // they are made, apart from recompute_backward_extra before them (empty: that one, beside them).
+  std::optional<int64_t> after_grads_extra;
+  int64_t returned_grads = 0;  // ... and the gradients it returns then (made, or added into held ones)
   // Added to those two in a block when its parameter gradients are new tensors (param_grad > 0):
   // a ResNet block's later ops in backward run beside its earlier ops' weight gradients (a plain
   // layer's peak counts all its gradients already).

@@ -244,7 +244,9 @@ StepPeak simulate_step(const std::vector<LayerMemory>& L, const std::vector<Segm
       const int64_t made = lk.block && !lk.recompute_peaks_after_grads ? 0 : lk.param_grad;
       const int64_t grads_kept =
           lk.block && lk.param_grad > 0 ? (last ? lk.new_grads_recompute_extra : lk.new_grads_extra) : 0;
-      m.touch(std::max((last ? lk.recompute_backward_extra : lk.backward_extra) + grads_kept, cast_back) + made,
+      const int64_t before = std::max((last ? lk.recompute_backward_extra : lk.backward_extra) + grads_kept, cast_back);
+      m.touch(lk.after_grads_extra && last ? std::max(before, *lk.after_grads_extra + std::max(made, lk.returned_grads))
+                                           : before + made,
               "backward of " + lk.name + " (recompute)", made + grads_kept);
       m.add(-lk.saved - (lk.saves_input && !in_held ? lk.in : 0) + in_grad - (last ? 0 : gi) -
             (lk.keeps_output && !last ? lk.out : 0));
