@@ -150,14 +150,20 @@ class Builder {
     const int64_t ln = cuda_half() ? R(MC * 4) : R(MC * a_);
     l.forward_extra = std::max({ln + (cast_in ? R(MC * a_) : 0), R(MC * 4) * (in_.drop_path ? 2 : 1),
                                 g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0});
-    l.nograd_extra = 2 * R(MH * a_);  // fc1 and GELU outputs side by side
+    // Without grad nothing is saved, but one expression holds conv_dw's output, LayerNorm's,
+    // fc1's, GELU's and fc2's (and under autocast the Linears' weight casts) until fc2 returns.
+    const int64_t fc_casts = half_ ? R(fc1.weight_elements() * a_) + R(fc2.weight_elements() * a_) : 0;
+    l.nograd_extra =
+        std::max(R(MC * a_) + ln + R(MC * a_) + 2 * R(MH * a_) + fc_casts - l.out, R(MC * 4) * (in_.drop_path ? 2 : 1));
     // fc2's backward peaks: its input gradient beside the weight gradient that AccumulateGrad
-    // adds into .grad (cast to fp32 first under autocast).
+    // adds into .grad (cast to fp32 first under autocast). Layer scale's: both fp32 products
+    // (the branch's gradient, gamma's before its sum), under autocast with the first's cast.
     const int64_t fc2_w = fc2.weight_elements();
     const int64_t weight_grad = R(fc2_w * a_) + (half_ ? R(fc2_w * 4) : 0);
     const int64_t dw_scratch = in_.device == DeviceKind::Cpu ? R(cpu_grouped_weight_grad_scratch(dw, g.plain, a_)) : 0;
+    const int64_t scale_back = 2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0);
     l.backward_extra =
-        std::max({2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0) + dw_scratch, R(MH * a_) + weight_grad});
+        std::max({scale_back + dw_scratch, scale_back + (half_ ? R(MC * a_) : 0), R(MH * a_) + weight_grad});
     l.in_grad = l.in;
     l.halo_bytes = B * c * h * (g.peer_cols + g.sent_cols) * a_;
     l.flops = 2.0 * static_cast<double>(M * dw.weight_elements()) +
