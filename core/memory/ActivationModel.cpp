@@ -207,8 +207,14 @@ class Builder {
     // downsample) the residual's gradient cast to it (measured: blocks on the fp32 stream hold
     // none).
     const int64_t residual_grad = residual_half ? R(MC * a_) : 0;
-    const int64_t fc_m = R(MC * 4) + residual_grad + R(MH * a_) + R(fc_w * a_) + R(fc2.weight_elements() * a_);
-    const int64_t fc_return = 2 * R(fc_w * a_) + R(MC * (cuda_half() ? 4 : a_));  // beside the fp32 gradients
+    // Under fp16 M is formed in fp32 (model::block_pointwise: fp16 lacks its range) from an fp32
+    // copy of GELU's output, beside the fp16 one and without a copy of the output gradient;
+    // fc2's weight gradient is then M itself, and only fc1's has a compute-dtype copy at the return.
+    const int64_t fc2_w = fc2.weight_elements();
+    const int64_t fc_m =
+        residual_grad + R(MH * a_) + R(fc_w * a_) + (in_.fp16 ? R(MH * 4) + R(fc2_w * 4) : R(MC * 4) + R(fc2_w * a_));
+    const int64_t fc_return = R(fc_w * a_) + (in_.fp16 ? R(fc1.weight_elements() * a_) : R(fc_w * a_)) +
+                              R(MC * (cuda_half() ? 4 : a_));  // beside the fp32 gradients
     const int64_t norm_back = R(MH * a_) + norm_pair + ln;
     const int64_t dw_back = 2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0) + dw_scratch;
     if (half_) {

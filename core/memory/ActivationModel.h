@@ -22,6 +22,7 @@ struct ActivationInput {
   int64_t height = 64, width = 256;
   int sp = 1, rank = 0;
   int compute_bytes = 4;  // 4: fp32; 2: bf16/fp16 autocast
+  bool fp16 = false;      // the 2 bytes are fp16 (some products then run in fp32)
   DeviceKind device = DeviceKind::Cpu;
   bool drop_path = false;
   bool recompute_cheap = false;  // parallel.recompute cheap: ConvNeXt blocks keep conv_dw's and fc1's outputs

@@ -121,6 +121,7 @@ ActivationInput activation_input(const config::ExperimentConfig& cfg, int rank, 
   in.sp = config::shards(cfg.parallel.strategy) ? cfg.parallel.sp : 1;
   in.rank = rank;
   in.compute_bytes = config::compute_bytes(cfg.train.precision);
+  in.fp16 = cfg.train.precision == config::Precision::Fp16;
   in.device = cfg.parallel.device == config::Device::Cuda ? DeviceKind::Cuda : DeviceKind::Cpu;
   in.drop_path = cfg.model.drop_path > 0;
   in.recompute_cheap = cfg.parallel.recompute == config::Recompute::Cheap;
