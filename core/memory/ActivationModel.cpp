@@ -70,6 +70,11 @@ class Builder {
   explicit Builder(const ActivationInput& in) : in_(in), a_(in.compute_bytes), half_(in.compute_bytes < 4) {}
   int64_t R(int64_t bytes) const { return allocated_bytes(bytes, in_); }
   bool cuda_half() const { return half_ && in_.device == DeviceKind::Cuda; }
+  // A ConvNeXt block's fp32 branch beside its output (and drop path's scaled copy).
+  int64_t scaled_branch(int64_t MC) const { return R(MC * 4) * (in_.drop_path ? 2 : 1); }
+  // Layer scale's backward: both fp32 products (the branch's gradient, gamma's before its
+  // sum), and drop path's gradient before them.
+  int64_t scale_backward(int64_t MC) const { return 2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0); }
 
   // Patch conv (fp32 image in), LayerNorm2d.
   LayerMemory stem(const arch::Layer& layer, const arch::LayerShape& s) const {
@@ -137,8 +142,9 @@ class Builder {
     if (!g.ext_copy && !cast_in) l.saves_input = true;
     if (in_.recompute_cheap)
       return lean_block(l, layer, g, M, cast_in, (residual_bytes ? residual_bytes : in_bytes) < 4);
-    if (half_)  // autocast weight copies (conv_dw, fc1, fc2)
-      l.saved += R(dw.weight_elements() * a_) + R(fc1.weight_elements() * a_) + R(fc2.weight_elements() * a_);
+    // autocast's weight copies of the Linears (saved with grad; without, held until fc2 returns)
+    const int64_t fc_casts = half_ ? R(fc1.weight_elements() * a_) + R(fc2.weight_elements() * a_) : 0;
+    if (half_) l.saved += R(dw.weight_elements() * a_) + fc_casts;  // and conv_dw's
     if (cuda_half()) {
       l.saved += R(MC * 4) + 2 * R(M * 4) + R(MC * a_);  // fp32 LayerNorm input, stats, fc1's cast input
     } else {
@@ -148,22 +154,19 @@ class Builder {
     if (in_.drop_path) l.saved += R(B * 4);  // the per-sample keep mask
     l.out = R(MC * 4);                       // gamma (fp32) promotes the branch: the stream stays fp32
     const int64_t ln = cuda_half() ? R(MC * 4) : R(MC * a_);
-    l.forward_extra = std::max({ln + (cast_in ? R(MC * a_) : 0), R(MC * 4) * (in_.drop_path ? 2 : 1),
-                                g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0});
+    l.forward_extra =
+        std::max({ln + (cast_in ? R(MC * a_) : 0), scaled_branch(MC), g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0});
     // Without grad nothing is saved, but one expression holds conv_dw's output, LayerNorm's,
     // fc1's, GELU's and fc2's (and under autocast the Linears' weight casts) until fc2 returns.
-    const int64_t fc_casts = half_ ? R(fc1.weight_elements() * a_) + R(fc2.weight_elements() * a_) : 0;
-    l.nograd_extra =
-        std::max(R(MC * a_) + ln + R(MC * a_) + 2 * R(MH * a_) + fc_casts - l.out, R(MC * 4) * (in_.drop_path ? 2 : 1));
+    l.nograd_extra = std::max(2 * R(MC * a_) + ln + 2 * R(MH * a_) + fc_casts - l.out, scaled_branch(MC));
     // fc2's backward peaks: its input gradient beside the weight gradient that AccumulateGrad
-    // adds into .grad (cast to fp32 first under autocast). Layer scale's: both fp32 products
-    // (the branch's gradient, gamma's before its sum), under autocast with the first's cast.
+    // adds into .grad (cast to fp32 first under autocast). Layer scale's beside conv_dw's
+    // scratch, or under autocast beside the branch gradient's cast.
     const int64_t fc2_w = fc2.weight_elements();
     const int64_t weight_grad = R(fc2_w * a_) + (half_ ? R(fc2_w * 4) : 0);
     const int64_t dw_scratch = in_.device == DeviceKind::Cpu ? R(cpu_grouped_weight_grad_scratch(dw, g.plain, a_)) : 0;
-    const int64_t scale_back = 2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0);
     l.backward_extra =
-        std::max({scale_back + dw_scratch, scale_back + (half_ ? R(MC * a_) : 0), R(MH * a_) + weight_grad});
+        std::max(scale_backward(MC) + std::max(dw_scratch, half_ ? R(MC * a_) : 0), R(MH * a_) + weight_grad);
     l.in_grad = l.in;
     l.halo_bytes = B * c * h * (g.peer_cols + g.sent_cols) * a_;
     l.flops = 2.0 * static_cast<double>(M * dw.weight_elements()) +
@@ -190,7 +193,7 @@ class Builder {
     const int64_t fc2_cast = half_ ? R(fc2.weight_elements() * a_) : 0;
     const int64_t norm_fc1 = ln + R(MC * (cuda_half() ? 4 : a_)) + (half_ && cuda_half() ? R(MC * a_) : 0) +
                              (cast_in ? R(MC * a_) : 0) + fc1_cast - l.out;
-    const int64_t branch = std::max(R(MC * 4) * (in_.drop_path ? 2 : 1), g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0);
+    const int64_t branch = std::max(scaled_branch(MC), g.ext_copy && in_.sp > 1 ? R(MC * a_) : 0);
     l.forward_extra = std::max({norm_fc1, R(MH * a_) + fc2_cast + R(MC * a_) - l.out, branch});
     l.recompute_forward_extra = std::max(norm_fc1, branch);  // no GELU, no fc2: the branch is zeros
     l.nograd_extra = 2 * R(MH * a_);
@@ -216,7 +219,7 @@ class Builder {
     const int64_t fc_return = R(fc_w * a_) + (in_.fp16 ? R(fc1.weight_elements() * a_) : R(fc_w * a_)) +
                               R(MC * (cuda_half() ? 4 : a_));  // beside the fp32 gradients
     const int64_t norm_back = R(MH * a_) + norm_pair + ln;
-    const int64_t dw_back = 2 * R(MC * 4) + (in_.drop_path ? R(MC * 4) : 0) + dw_scratch;
+    const int64_t dw_back = scale_backward(MC) + dw_scratch;
     if (half_) {
       l.backward_extra = std::max({fc_m, fc_return + R(fc_w * 4), norm_back, dw_back});
       // Recomputed, the simulator adds the block's new gradients to what runs after them.

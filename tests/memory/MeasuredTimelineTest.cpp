@@ -63,6 +63,24 @@ Measured probed_step(const std::string& arch, const ActivationInput& in, std::op
   return m;
 }
 
+// The planner's walk of the same step: its layers, its peak, and the first trace point of
+// each operation's name.
+struct Walk {
+  std::vector<LayerMemory> layers;
+  StepPeak peak;
+  std::map<std::string, TracePoint> at;
+};
+
+Walk planner_walk(const ActivationInput& in, std::optional<config::CheckpointLevel> level) {
+  Walk w;
+  w.layers = activation_layers(in);
+  std::vector<TracePoint> trace;
+  w.peak =
+      simulate_step(w.layers, checkpoint_segments(w.layers, level), in.images * 3 * in.height * in.width * 4, &trace);
+  for (const TracePoint& t : trace) w.at.emplace(t.where, t);  // the first of a name
+  return w;
+}
+
 // Measured and predicted bytes (high, after) of each operation, above the step's start: what
 // a failure prints, so a machine whose kernels differ shows where.
 std::string side_by_side(const Measured& m, const std::map<std::string, TracePoint>& predicted) {
@@ -102,12 +120,7 @@ TEST_P(MeasuredTimeline, FollowsThePlannersWalkOfTheStep) {
   const std::optional<config::CheckpointLevel> level =
       checkpoint == "none" ? std::nullopt : config::from_string<config::CheckpointLevel>(checkpoint);
   const Measured m = probed_step(arch, in, level);
-  const auto layers = activation_layers(in);
-  std::vector<TracePoint> trace;
-  const StepPeak peak =
-      simulate_step(layers, checkpoint_segments(layers, level), in.images * 3 * in.height * in.width * 4, &trace);
-  std::map<std::string, TracePoint> predicted;
-  for (const TracePoint& t : trace) predicted.emplace(t.where, t);  // the first of a name
+  const auto [layers, peak, predicted] = planner_walk(in, level);
 
   // Every layer's forward, then every layer's backward in reverse: the planner's names.
   std::vector<std::string> expected;
@@ -207,11 +220,7 @@ TEST(Fp16LeanBlock, TheWideStagesPeakWhereThePlannerSays) {
   in.layers = *arch::backbone_layers("convnext_atto", 10);
   in.images = 4;
   const Measured m = probed_step("convnext_atto", in, std::nullopt);
-  const auto layers = activation_layers(in);
-  std::vector<TracePoint> trace;
-  simulate_step(layers, checkpoint_segments(layers, std::nullopt), in.images * 3 * in.height * in.width * 4, &trace);
-  std::map<std::string, TracePoint> predicted;
-  for (const TracePoint& t : trace) predicted.emplace(t.where, t);
+  const std::map<std::string, TracePoint> predicted = planner_walk(in, std::nullopt).at;
   int compared = 0;
   for (const auto& p : m.points) {
     if (!p.where.starts_with("backward of stages.0.blocks") && !p.where.starts_with("backward of stages.1.blocks"))
