@@ -4,7 +4,6 @@ waits for a core. Two processes, one thread each, exchange 215,040 bytes (the qu
 halo) around a fixed matrix product, 300 times: receives posted with the send (as Halo posts
 them today) or one exchange ahead. Run: .venv/bin/python docs/bench/prepost_recv.py
 """
-import sys
 import time
 
 import torch
@@ -49,7 +48,4 @@ def run(rank, ahead, port):
 
 if __name__ == "__main__":
     for ahead, port in ((False, 29541), (True, 29542)):
-        procs = [mp.Process(target=run, args=(r, ahead, port)) for r in range(2)]
-        [p.start() for p in procs]
-        [p.join() for p in procs]
-    sys.exit(0)
+        mp.spawn(run, args=(ahead, port), nprocs=2)
