@@ -167,41 +167,71 @@ void Communicator::barrier() {
   wait_or_throw(impl_->backend->barrier(c10d::BarrierOptions{}), *this, "barrier", impl_->timeout);
 }
 
+namespace {
+
+// A contiguous tensor's bytes, as a flat uint8 view of the same storage.
+at::Tensor as_bytes(const at::Tensor& t) { return t.reshape({-1}).view(at::kByte); }
+
+}  // namespace
+
 Pending Communicator::exchange(std::vector<P2POp> ops) {
   if (ops.empty()) return {};
-  const bool nccl = kind() == BackendKind::Nccl;
-  std::vector<c10::intrusive_ptr<c10d::Work>> works;
-  std::vector<std::pair<at::Tensor, at::Tensor>> copy_back;  // (host staging, user buffer)
-  auto post = [&](P2POp& op) {
-    at::Tensor buf = op.buffer;
-    if (!buf.is_contiguous())
+  for (const P2POp& op : ops)
+    if (!op.buffer.is_contiguous())
       throw util::Error(fmt::format("exchange on '{}': buffer for peer {} is not contiguous", name(), op.peer));
-    if (staged(kind(), buf)) {
-      at::Tensor host =
-          op.kind == P2POp::Kind::Send ? buf.cpu() : at::empty(buf.sizes(), buf.options().device(at::kCPU));
-      if (op.kind == P2POp::Kind::Recv) copy_back.emplace_back(host, buf);
-      buf = host;
+  return kind() == BackendKind::Nccl ? exchange_nccl(std::move(ops)) : exchange_gloo(std::move(ops));
+}
+
+// Gloo: every receive lands in the one posted a message ahead (ReceiveAhead); CUDA buffers
+// travel through host copies.
+Pending Communicator::exchange_gloo(std::vector<P2POp> ops) {
+  std::vector<ReceiveAhead::Landing> landings;
+  std::vector<std::pair<at::Tensor, at::Tensor>> copy_back;  // (host staging, user buffer)
+  std::vector<c10::intrusive_ptr<c10d::Work>> sends;
+  std::vector<at::Tensor> sent;  // host copies kept alive until the sends complete
+  for (P2POp& op : ops) {
+    if (op.kind != P2POp::Kind::Recv) continue;
+    at::Tensor host = op.buffer;
+    if (host.is_cuda()) {
+      host = at::empty(op.buffer.sizes(), op.buffer.options().device(at::kCPU));
+      copy_back.emplace_back(host, op.buffer);
     }
-    std::vector<at::Tensor> v{buf};
-    if (op.kind == P2POp::Kind::Recv)
-      works.push_back(impl_->backend->recv(v, op.peer, tag_for(op.peer, rank())));
-    else
-      works.push_back(impl_->backend->send(v, op.peer, tag_for(rank(), op.peer)));
-  };
-  if (nccl) impl_->backend->startCoalescing();
-  for (auto& op : ops)
-    if (op.kind == P2POp::Kind::Recv) post(op);
-  for (auto& op : ops)
-    if (op.kind == P2POp::Kind::Send) post(op);
-  if (nccl) {
-    auto w = impl_->backend->endCoalescing();
-    works.clear();
-    if (w) works.push_back(w);
+    for (auto& l : impl_->ahead.receive(*impl_->backend, op.peer, tag_for(op.peer, rank()), as_bytes(host)))
+      landings.push_back(std::move(l));
   }
-  // Keep the send buffers alive until completion.
-  return Pending([this, works, copy_back, ops = std::move(ops)]() {
-    for (const auto& w : works) wait_or_throw(w, *this, "halo exchange", impl_->timeout);
+  for (P2POp& op : ops) {
+    if (op.kind != P2POp::Kind::Send) continue;
+    sent.push_back(op.buffer.is_cuda() ? op.buffer.cpu() : op.buffer);
+    for (auto& w : impl_->ahead.send(*impl_->backend, op.peer, tag_for(rank(), op.peer), as_bytes(sent.back())))
+      sends.push_back(std::move(w));
+  }
+  return Pending([this, landings = std::move(landings), copy_back = std::move(copy_back), sends = std::move(sends),
+                  sent = std::move(sent)]() {
+    for (const auto& l : landings) {
+      wait_or_throw(l.work, *this, "halo exchange", impl_->timeout);
+      l.land();
+    }
+    for (const auto& w : sends) wait_or_throw(w, *this, "halo exchange", impl_->timeout);
     for (const auto& [host, dev] : copy_back) const_cast<at::Tensor&>(dev).copy_(host);
+  });
+}
+
+// NCCL: every op of the exchange in one coalesced group.
+Pending Communicator::exchange_nccl(std::vector<P2POp> ops) {
+  impl_->backend->startCoalescing();
+  for (auto kind : {P2POp::Kind::Recv, P2POp::Kind::Send})
+    for (P2POp& op : ops) {
+      if (op.kind != kind) continue;
+      std::vector<at::Tensor> v{op.buffer};
+      if (kind == P2POp::Kind::Recv)
+        impl_->backend->recv(v, op.peer, tag_for(op.peer, rank()));
+      else
+        impl_->backend->send(v, op.peer, tag_for(rank(), op.peer));
+    }
+  auto w = impl_->backend->endCoalescing();
+  // Keep the buffers alive until completion.
+  return Pending([this, w, ops = std::move(ops)]() {
+    if (w) wait_or_throw(w, *this, "halo exchange", impl_->timeout);
   });
 }
 

@@ -64,14 +64,18 @@ class Communicator {
   at::Tensor all_gather_cat(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& sizes);
   void broadcast(at::Tensor& t, int root);
   void barrier();
-  // Posts every op of one exchange (receives first), NCCL ops in one coalesced group.
-  // Every rank must issue its exchanges in the same order.
+  // Posts every op of one exchange (receives first), NCCL ops in one coalesced group; on Gloo
+  // each peer's next receive is posted a message ahead. Every rank must issue its exchanges in
+  // the same order, and nothing else may send to or receive from a peer of this group.
   Pending exchange(std::vector<P2POp> ops);
 
   // A group of one rank (no peers, no network): the degenerate case of the same code.
   static std::shared_ptr<Communicator> solo();
 
  private:
+  Pending exchange_gloo(std::vector<P2POp> ops);
+  Pending exchange_nccl(std::vector<P2POp> ops);
+
   std::unique_ptr<Impl> impl_;
 };
 

@@ -5,6 +5,7 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include "parallel/Communicator.h"
+#include "parallel/ReceiveAhead.h"
 
 namespace halo::parallel {
 
@@ -13,6 +14,7 @@ struct Communicator::Impl {
   std::string name;
   BackendKind kind = BackendKind::Gloo;
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  ReceiveAhead ahead;  // Gloo halo receives posted a message ahead (dropped before the backend)
 };
 
 }  // namespace halo::parallel
