@@ -188,11 +188,11 @@ Pending Communicator::exchange_gloo(std::vector<P2POp> ops) {
   std::vector<ReceiveAhead::Landing> landings;
   std::vector<std::pair<at::Tensor, at::Tensor>> copy_back;  // (host staging, user buffer)
   std::vector<c10::intrusive_ptr<c10d::Work>> sends;
-  std::vector<at::Tensor> sent;  // host copies kept alive until the sends complete
+  std::vector<at::Tensor> sent;  // the send buffers (host copies of CUDA ones), alive until sent
   for (P2POp& op : ops) {
     if (op.kind != P2POp::Kind::Recv) continue;
     at::Tensor host = op.buffer;
-    if (host.is_cuda()) {
+    if (staged(kind(), host)) {
       host = at::empty(op.buffer.sizes(), op.buffer.options().device(at::kCPU));
       copy_back.emplace_back(host, op.buffer);
     }
@@ -201,7 +201,7 @@ Pending Communicator::exchange_gloo(std::vector<P2POp> ops) {
   }
   for (P2POp& op : ops) {
     if (op.kind != P2POp::Kind::Send) continue;
-    sent.push_back(op.buffer.is_cuda() ? op.buffer.cpu() : op.buffer);
+    sent.push_back(staged(kind(), op.buffer) ? op.buffer.cpu() : op.buffer);
     for (auto& w : impl_->ahead.send(*impl_->backend, op.peer, tag_for(rank(), op.peer), as_bytes(sent.back())))
       sends.push_back(std::move(w));
   }
@@ -219,11 +219,11 @@ Pending Communicator::exchange_gloo(std::vector<P2POp> ops) {
 // NCCL: every op of the exchange in one coalesced group.
 Pending Communicator::exchange_nccl(std::vector<P2POp> ops) {
   impl_->backend->startCoalescing();
-  for (auto kind : {P2POp::Kind::Recv, P2POp::Kind::Send})
+  for (auto which : {P2POp::Kind::Recv, P2POp::Kind::Send})
     for (P2POp& op : ops) {
-      if (op.kind != kind) continue;
+      if (op.kind != which) continue;
       std::vector<at::Tensor> v{op.buffer};
-      if (kind == P2POp::Kind::Recv)
+      if (which == P2POp::Kind::Recv)
         impl_->backend->recv(v, op.peer, tag_for(op.peer, rank()));
       else
         impl_->backend->send(v, op.peer, tag_for(rank(), op.peer));

@@ -6,8 +6,8 @@
 
 namespace halo::parallel {
 
-std::vector<ByteSpan> split_for_receive_ahead(int64_t n, int64_t capacity) {
-  std::vector<ByteSpan> parts;
+std::vector<shard::Span> split_for_receive_ahead(int64_t n, int64_t capacity) {
+  std::vector<shard::Span> parts;
   const int64_t first = std::min(n, capacity);
   if (first > 0) parts.push_back({0, first});
   if (n > first) parts.push_back({first, n});
@@ -41,7 +41,7 @@ std::vector<ReceiveAhead::Landing> ReceiveAhead::receive(c10d::Backend& backend,
   Inbound& link = inbound_[peer];
   const int64_t n = bytes.numel();
   std::vector<Landing> landings;
-  for (const ByteSpan& part : split_for_receive_ahead(n, link.capacity)) {
+  for (const shard::Span& part : split_for_receive_ahead(n, link.capacity)) {
     at::Tensor into = bytes.narrow(0, part.begin, part.size());
     if (part.begin == 0 && link.capacity > 0)  // the receive posted ahead
       landings.push_back({std::move(link.ahead), std::move(link.staging), into});
@@ -49,11 +49,11 @@ std::vector<ReceiveAhead::Landing> ReceiveAhead::receive(c10d::Backend& backend,
       landings.push_back({post_recv(backend, into, peer, tag), at::Tensor(), into});
   }
   if (n == 0) return landings;
+  // The receive ahead was taken above (or, on a link's first message, never posted): post the
+  // next message's now.
   link.capacity = std::max(link.capacity, n);
-  if (!link.ahead) {  // taken above (or never posted): post the next message's receive now
-    link.staging = transport_buffer(link.capacity);
-    link.ahead = post_recv(backend, link.staging, peer, tag);
-  }
+  link.staging = transport_buffer(link.capacity);
+  link.ahead = post_recv(backend, link.staging, peer, tag);
   return landings;
 }
 
@@ -62,7 +62,7 @@ std::vector<c10::intrusive_ptr<c10d::Work>> ReceiveAhead::send(c10d::Backend& ba
   std::lock_guard<std::mutex> lock(mutex_);
   int64_t& capacity = outbound_[peer];
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
-  for (const ByteSpan& part : split_for_receive_ahead(bytes.numel(), capacity)) {
+  for (const shard::Span& part : split_for_receive_ahead(bytes.numel(), capacity)) {
     std::vector<at::Tensor> v{bytes.narrow(0, part.begin, part.size())};
     works.push_back(backend.send(v, peer, tag));
   }

@@ -9,18 +9,15 @@
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
-namespace halo::parallel {
+#include "shard/Partition.h"
 
-// Byte range [begin, end) of one message.
-struct ByteSpan {
-  int64_t begin = 0, end = 0;
-  int64_t size() const { return end - begin; }
-};
+namespace halo::parallel {
 
 // How a message of n bytes travels on a link whose receiver has posted `capacity` bytes ahead:
 // the first min(n, capacity) bytes into that receive, the rest (if any) as a second message.
-// Both ends compute it from the same history, so they agree without a word. Empty parts dropped.
-std::vector<ByteSpan> split_for_receive_ahead(int64_t n, int64_t capacity);
+// Both ends compute it from the same history, so they agree without a word. Byte ranges of the
+// message; empty parts dropped.
+std::vector<shard::Span> split_for_receive_ahead(int64_t n, int64_t capacity);
 
 // Memory: per link, one buffer of the largest message so far is posted ahead (and one more
 // while a message lands). It is transport memory, allocated outside LibTorch's allocator like

@@ -14,7 +14,7 @@ namespace {
 
 std::vector<std::pair<int64_t, int64_t>> spans(int64_t n, int64_t capacity) {
   std::vector<std::pair<int64_t, int64_t>> out;
-  for (const ByteSpan& s : split_for_receive_ahead(n, capacity)) out.emplace_back(s.begin, s.end);
+  for (const shard::Span& s : split_for_receive_ahead(n, capacity)) out.emplace_back(s.begin, s.end);
   return out;
 }
 
