@@ -234,17 +234,20 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
   const config::ShardState zero = world > 1 ? cfg.parallel.shard_state : config::ShardState::None;
   State s;
   const int64_t whole = R(P * 4) + tensors * (in.round_to / 2);
-  // The largest parameter's temporaries: its gradient's square in double for the norm (2 x 8
-  // bytes per element), then the update's (SGD's decayed gradient and momentum sum; LAMB's
-  // update, built from four; AdamW's fused kernel has none).
+  // The largest parameter's temporaries: on a GPU its gradient's square in double for the norm
+  // (2 x 8 bytes per element; a CPU reads each gradient in place, train::square_sum), then the
+  // update's (SGD's decayed gradient and momentum sum; LAMB's update, built from four; AdamW's
+  // fused kernel has none).
+  const bool cpu = in.device == DeviceKind::Cpu;
   auto update_transient = [&](int64_t n) {
+    const int64_t norm = cpu ? 0 : 2 * R(n * 8);
     switch (cfg.optim.name) {
       case config::OptimizerKind::Sgd:
         return 2 * R(n * 4);
       case config::OptimizerKind::AdamW:
-        return 2 * R(n * 8);
+        return norm;
       default:
-        return std::max(2 * R(n * 8), 5 * R(n * 4));
+        return std::max(norm, 5 * R(n * 4));
     }
   };
   // After backward on several ranks the gradients are GradSync's flat buckets, all-reduced in
@@ -272,10 +275,10 @@ State state_memory(const config::ExperimentConfig& cfg, const std::vector<arch::
     chunk_max = std::max(chunk_max, c);
   }
   s.optimizer_state = slots * chunks;
-  // Beside this rank's gradient chunks: the norm's double slices (2 x 64 Ki elements), then one
-  // chunk-sized temporary (AdamW's denominator, SGD's decayed gradient; the all-gather works in
-  // place); LAMB keeps every bucket's update for the trust ratios, and builds one from four.
-  const int64_t norm_slices = 2 * R(std::min<int64_t>(chunk_max, 1 << 16) * 8);
+  // Beside this rank's gradient chunks: the norm's double slices on a GPU (2 x 64 Ki elements),
+  // then one chunk-sized temporary (AdamW's denominator, SGD's decayed gradient; the all-gather
+  // works in place); LAMB keeps every bucket's update for the trust ratios, and builds one from four.
+  const int64_t norm_slices = cpu ? 0 : 2 * R(std::min<int64_t>(chunk_max, 1 << 16) * 8);
   const int64_t opt = cfg.optim.name == config::OptimizerKind::Lamb
                           ? std::max(norm_slices, chunks + 4 * R(chunk_max * 4))
                           : std::max(norm_slices, R(chunk_max * 4));

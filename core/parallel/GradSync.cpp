@@ -146,10 +146,12 @@ Pending GradSync::launch(size_t bucket) {
     // transpose) needs no contiguous temporary beside the flat copy.
     at::Tensor part = flat.narrow(0, at, e.param.numel()).view(e.param.sizes());
     at::Tensor& g = e.param.mutable_grad();
-    if (g.defined())
-      part.copy_(g).mul_(e.scale);
-    else
+    if (!g.defined())
       part.zero_();
+    else if (e.scale == 1.0)  // a Partial gradient without dp: the copy is all
+      part.copy_(g);
+    else
+      at::mul_out(part, g, e.scale);  // scaled on the way in: one pass, the same products
     g = part;
     at += e.param.numel();
   }

@@ -35,6 +35,7 @@
 #include "train/OpenLaneEvaluation.h"
 #include "train/Optimizer.h"
 #include "train/ShardedOptimizer.h"
+#include "train/SquareSum.h"
 #include "train/TaskFactory.h"
 #include "util/Error.h"
 
@@ -308,29 +309,11 @@ std::vector<at::Tensor> Trainer::gradients(std::vector<at::Tensor>& chunks) cons
 
 void Trainer::unscale_gradients(std::vector<at::Tensor>& chunks) {
   if (!s_->scaler.enabled()) return;
-  for (at::Tensor& g : gradients(chunks)) g.div_(s_->scaler.scale());
+  const std::vector<at::Tensor> grads = gradients(chunks);
+  if (!grads.empty()) at::_foreach_div_(grads, s_->scaler.scale());
 }
 
-double Trainer::gradient_square_sum(std::vector<at::Tensor>& chunks) const {
-  // Each tensor's (or slice's) square sum in double on its device, all copied to the host at
-  // once (one synchronisation on a GPU, not one per parameter), then summed there in order.
-  // ZeRO's chunks are whole buckets (25 MiB): squared a slice at a time, so the temporaries
-  // stay at 2 x 1 MiB.
-  constexpr int64_t kSlice = 1 << 16;
-  std::vector<at::Tensor> parts;
-  for (const at::Tensor& g : gradients(chunks))
-    if (chunks.empty())
-      parts.push_back(g.to(at::kDouble).pow(2).sum());
-    else
-      for (int64_t at = 0; at < g.numel(); at += kSlice)
-        parts.push_back(g.narrow(0, at, std::min(kSlice, g.numel() - at)).to(at::kDouble).pow(2).sum());
-  if (parts.empty()) return 0;
-  const at::Tensor host = at::stack(parts).cpu();
-  const double* v = host.data_ptr<double>();
-  double sq = 0;
-  for (int64_t i = 0; i < host.numel(); ++i) sq += v[i];
-  return sq;
-}
+double Trainer::gradient_square_sum(std::vector<at::Tensor>& chunks) const { return square_sum(gradients(chunks)); }
 
 void Trainer::zero_gradients() {
   if (s_->optim) return s_->optim->zero_grad();
@@ -348,7 +331,8 @@ std::vector<double> Trainer::agree(double square_sum, bool summed, const std::ma
 void Trainer::clip_gradients(double norm, std::vector<at::Tensor>& chunks) {
   if (cfg_.optim.grad_clip <= 0 || norm <= cfg_.optim.grad_clip) return;
   const double f = cfg_.optim.grad_clip / (norm + 1e-6);
-  for (at::Tensor& g : gradients(chunks)) g.mul_(f);
+  const std::vector<at::Tensor> grads = gradients(chunks);
+  if (!grads.empty()) at::_foreach_mul_(grads, f);  // one call; the same products as mul_ on each
 }
 
 std::unique_ptr<model::LayerProbe> Trainer::open_probe() const {
