@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include "shard/ConvSpec.h"
+#include "util/TargetClones.h"
 
 #include <algorithm>
 #include <cstring>
@@ -112,21 +113,13 @@ inline __attribute__((always_inline)) void accumulate_any(const Dims& d, const T
     accumulate<3>(d, go, x, acc);
 }
 
-// One copy per instruction set, picked when the program loads (GCC's function multiversioning;
-// sanitizer builds keep one plain copy: their runtime starts after ifunc resolvers run).
-#if defined(__SANITIZE_ADDRESS__)
-#define HALO_CLONES
-#else
-#define HALO_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-HALO_CLONES void accumulate_f32(const Dims& d, const float* go, const float* x, float* acc) {
+HALO_TARGET_CLONES void accumulate_f32(const Dims& d, const float* go, const float* x, float* acc) {
   accumulate_any(d, go, x, acc);
 }
 
-HALO_CLONES void accumulate_f64(const Dims& d, const double* go, const double* x, double* acc) {
+HALO_TARGET_CLONES void accumulate_f64(const Dims& d, const double* go, const double* x, double* acc) {
   accumulate_any(d, go, x, acc);
 }
-#undef HALO_CLONES
 
 }  // namespace
 

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "util/TargetClones.h"
+
 namespace halo::train {
 
 namespace {
@@ -52,16 +54,8 @@ inline __attribute__((always_inline)) double square_sum_of(const T* p, int64_t n
   return total;
 }
 
-// One copy per instruction set, picked when the program loads (GCC's function multiversioning;
-// sanitizer builds keep one plain copy: their runtime starts after ifunc resolvers run).
-#if defined(__SANITIZE_ADDRESS__)
-#define HALO_CLONES
-#else
-#define HALO_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-HALO_CLONES double square_sum_f32(const float* p, int64_t n) { return square_sum_of(p, n); }
-HALO_CLONES double square_sum_f64(const double* p, int64_t n) { return square_sum_of(p, n); }
-#undef HALO_CLONES
+HALO_TARGET_CLONES double square_sum_f32(const float* p, int64_t n) { return square_sum_of(p, n); }
+HALO_TARGET_CLONES double square_sum_f64(const double* p, int64_t n) { return square_sum_of(p, n); }
 
 // A CPU tensor the loop can read: every element once, its memory in one block.
 bool readable_in_place(const at::Tensor& t) {

@@ -227,7 +227,7 @@ StepResult Trainer::step() {
   const auto t_opt = clock_type::now();
   unscale_gradients(chunks);
   // Whole gradients: the same sum on every rank; chunks: this rank's part of it.
-  const double local_square_sum = gradient_square_sum(chunks);
+  const double local_square_sum = square_sum(gradients(chunks));
   const std::vector<double> agreed = agree(local_square_sum, zero, losses);
   const double square_sum = zero ? agreed[0] : local_square_sum;
   r.grad_norm = std::sqrt(square_sum);
@@ -312,8 +312,6 @@ void Trainer::unscale_gradients(std::vector<at::Tensor>& chunks) {
   const std::vector<at::Tensor> grads = gradients(chunks);
   if (!grads.empty()) at::_foreach_div_(grads, s_->scaler.scale());
 }
-
-double Trainer::gradient_square_sum(std::vector<at::Tensor>& chunks) const { return square_sum(gradients(chunks)); }
 
 void Trainer::zero_gradients() {
   if (s_->optim) return s_->optim->zero_grad();

@@ -93,7 +93,6 @@ class Trainer {
   // The gradients the step works on: ZeRO's chunks when given, else every parameter's whole one.
   std::vector<at::Tensor> gradients(std::vector<at::Tensor>& chunks) const;
   void unscale_gradients(std::vector<at::Tensor>& chunks);            // divide by the loss scale
-  double gradient_square_sum(std::vector<at::Tensor>& chunks) const;  // of those gradients
   void clip_gradients(double norm, std::vector<at::Tensor>& chunks);  // to optim.grad_clip
   void zero_gradients();  // whole gradients kept at zero; ZeRO's gradients stage has dropped them
   // World sums of [non-finite gradient flag, or (summed) this rank's squared gradient sum;

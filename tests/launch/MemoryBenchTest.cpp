@@ -54,9 +54,9 @@ TEST(MemoryBench, ZeroStagesHoldLessPerRankAsPredicted) {
   // convnext_atto (3.4 M parameters, 12.9 MiB): ZeRO 1 keeps half of AdamW's two moments per
   // rank (12.9 MiB less held), but at this toy size its peak moves to the update, beside this
   // rank's gradient chunks: a predicted drop of 3.2 MiB from tp2 (6.3 MiB while the gradient
-  // norm squared each gradient in fp64 on the CPU too; measured alike); ZeRO 2 the same here. Under CI's load one run's
-  // peak came out ~3 MiB above an idle machine's, so the bounds leave that room; the convnext_tiny rows are within 1.2
-  // % (docs/measurements.md).
+  // norm squared each gradient in fp64 on the CPU too; measured alike); ZeRO 2 the same here.
+  // Under CI's load one run's peak came out ~3 MiB above an idle machine's, so the bounds leave
+  // that room; the convnext_tiny rows are within 1.2 % (docs/measurements.md).
   const double MiB = 1 << 20;
   auto drop = [&](const char* setup, const char* key) { return total("tp2", key) - total(setup, key); };
   for (const char* setup : {"tp2+zero1", "tp2+zero2"}) {

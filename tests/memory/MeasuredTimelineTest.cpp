@@ -106,6 +106,7 @@ std::string side_by_side(const Measured& m, const std::map<std::string, TracePoi
 class MeasuredTimeline : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(MeasuredTimeline, FollowsThePlannersWalkOfTheStep) {
+  ASSERT_TRUE(kOneDnnIsaPinned);
   MemoryTracker::install();
   at::set_num_threads(1);  // as a rank runs (parallel.threads_per_rank 1)
   const auto [arch, setting] = GetParam();
@@ -116,7 +117,6 @@ TEST_P(MeasuredTimeline, FollowsThePlannersWalkOfTheStep) {
     return true;
   };
   const bool bf16 = option("+bf16");  // train.precision bf16 (autocast)
-  ASSERT_TRUE(kOneDnnIsaPinned);
   const bool cheap = option("+cheap");
   ActivationInput in;
   in.recompute_cheap = cheap;
