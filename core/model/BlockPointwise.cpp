@@ -9,6 +9,8 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/autograd.h>
 
+#include "model/Gelu.h"
+
 namespace halo::model {
 
 namespace {
@@ -52,7 +54,7 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     ctx->saved_data["eps"] = eps;
     ctx->saved_data["dtype"] = dtype;
     if (output_unread) return at::zeros(y.sizes(), y.options().dtype(c10::promoteTypes(a, gamma.scalar_type())));
-    const at::Tensor f = at::linear(at::gelu(h), fc2_w.flatten(1).to(a), fc2_b.to(a));  // (..., C)
+    const at::Tensor f = at::linear(model::gelu(h), fc2_w.flatten(1).to(a), fc2_b.to(a));  // (..., C)
     return f * gamma;  // gamma (fp32) promotes: the stream stays fp32
   }
 
@@ -68,20 +70,22 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     at::Tensor grad_gamma, grad_fc2_w, grad_fc2_b, grad_h;
     {                                                   // the output gradient's copies go before LayerNorm runs again
       const at::Tensor go = grads[0].reshape({-1, c});  // (P, C) d loss / d out
+      at::Tensor gf = (go * gamma).to(a);               // (P, C) d loss / d fc2's output
+      grad_fc2_b = gf.sum(0);
+      grad_h = at::mm(gf, w2);                 // (P, 4C) d loss / d GELU's output, then d loss / d h; h becomes gelu(h)
+      gf.reset();                              // freed before M's copies: the planner's peak holds no gf
+      at::Tensor g = h.reshape({-1, hidden});  // (P, 4C) a view of the saved h: backward runs once
+      gelu_backward_keep_value_(grad_h, g);
       // fc2's weight gradient without gamma, M = go^T gelu(h): it gives fc2's weight gradient
       // (gamma * M) and gamma's (sum_k W2 * M + b2 * sum_p go). Under bf16 autocast M is formed in
       // bf16 from go's bf16 copy (an eighth of an fp32 copy of GELU's output; bf16 has fp32's
       // range); otherwise in the gradient's dtype (fp16's range would not hold M: it lacks gamma).
       const auto md = a == at::kBFloat16 ? a : go.scalar_type();
-      at::Tensor m = at::mm(go.to(md).t(), at::gelu(h).reshape({-1, hidden}).to(md));  // (C, 4C)
+      at::Tensor m = at::mm(go.to(md).t(), g.to(md));  // (C, 4C)
       const at::Tensor w2_used = w2.to(md), b2_used = fc2_b.to(a).to(go.scalar_type());
       grad_gamma = (w2_used * m).sum(1, false, go.scalar_type()) + b2_used * go.sum(0);
       grad_fc2_w = m.mul_(gamma.to(m.scalar_type()).unsqueeze(1)).view(fc2_w.sizes());
-      const at::Tensor gf = (go * gamma).to(a);  // (P, C) d loss / d fc2's output
-      grad_fc2_b = gf.sum(0);
-      grad_h = at::mm(gf, w2);  // (P, 4C) d loss / d GELU's output ...
     }
-    at::gelu_backward_out(grad_h, grad_h, h.reshape({-1, hidden}));  // ... then d loss / d h, in place
     const at::Tensor grad_fc1_b = grad_h.sum(0);
     auto [n, mean, rstd] = norm(y, norm_w, norm_b, eps);  // recomputed: the same values as forward's
     const at::Tensor grad_fc1_w = at::mm(grad_h.t(), n.reshape({-1, c}).to(a)).view(fc1_w.sizes());

@@ -6,6 +6,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include "model/BlockPointwise.h"
 #include "model/ConvNeXt.h"
 #include "parallel/Communicator.h"
 
@@ -78,6 +79,23 @@ TEST(BlockPointwiseRecompute, CheckpointedGradientsEqualTheUncheckpointedOnesBit
     ASSERT_EQ(ckpt.grads.size(), whole.grads.size());
     for (size_t i = 0; i < whole.grads.size(); ++i)
       EXPECT_TRUE(torch::equal(ckpt.grads[i], whole.grads[i])) << "parameter " << i << ", bf16 " << bf16;
+  }
+}
+
+// Backward overwrites the saved fc1 output with GELU's output (model::gelu_backward_keep_value_):
+// a second backward through the same graph is refused by autograd, not run on the wrong values.
+TEST(BlockPointwiseBackward, ASecondBackwardIsRefusedNotWrong) {
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    torch::manual_seed(2);
+    const int64_t c = 8;
+    const auto o = torch::TensorOptions().dtype(dtype);
+    BlockPointwiseWeights w{torch::randn({c}, o),     torch::randn({c}, o),        torch::randn({4 * c, c}, o),
+                            torch::randn({4 * c}, o), torch::randn({c, 4 * c}, o), torch::randn({c}, o),
+                            torch::randn({c}, o)};
+    const at::Tensor y = torch::randn({2, 3, 5, c}, o).requires_grad_(true);
+    const at::Tensor loss = block_pointwise(y, w).square().sum();
+    loss.backward({}, /*retain_graph=*/true);
+    EXPECT_THROW(loss.backward(), c10::Error) << dtype;
   }
 }
 

@@ -1,0 +1,20 @@
+// Exact (erf) GELU for the pointwise branch: the forward value, and a backward that also leaves
+// the value, so backward computes erf once for the slope and for fc2's weight gradient.
+#pragma once
+
+#include <torch/types.h>
+
+namespace halo::model {
+
+// gelu(x), a new tensor. fp32 CPU tensors in memory order take a vector loop (erf as ATen's
+// vectorised fp32 GELU computes it); every other case is ATen's gelu, bit for bit.
+torch::Tensor gelu(const torch::Tensor& x);
+
+// In place: grad <- grad * gelu'(x), then x <- gelu(x). x and grad have the same shape and do
+// not overlap. fp32 CPU tensors in memory order take one fused loop (one exp shared by the value
+// and the slope; x's new values equal gelu(x)'s to the bit); every other case runs ATen's
+// gelu_backward and gelu. Both versions are bumped, so autograd refuses a second backward that
+// would read the overwritten x.
+void gelu_backward_keep_value_(torch::Tensor& grad, torch::Tensor& x);
+
+}  // namespace halo::model

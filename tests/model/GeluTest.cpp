@@ -1,0 +1,81 @@
+// model::gelu and gelu_backward_keep_value_: the fp32 loops give GELU's value and slope to fp32's
+// rounding of the exact (float64) ones, as ATen's own fp32 kernels do; every other case is ATen's.
+#include "model/Gelu.h"
+
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include <limits>
+
+namespace halo::model {
+namespace {
+
+// x over GELU's working range and its tails, an odd count so the loop's padded tail runs too.
+at::Tensor inputs() {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const at::Tensor specials = torch::tensor(
+      {0.0f, -0.0f, 1e-30f, -1e-30f, 13.3f, -13.3f, 30.0f, -30.0f, 1e20f, -1e20f, 3e38f, -3e38f, inf, -inf, nan});
+  return torch::cat({torch::linspace(-12.0, 12.0, 20001, torch::kFloat), specials});
+}
+
+// |got - want| allowed: erf's approximation (1.5e-7 absolute) and fp32 rounding, per unit of grad.
+at::Tensor allowed(const at::Tensor& x, const at::Tensor& grad) {
+  return 4e-7 * (1 + x.abs().to(torch::kDouble)) * grad.abs().to(torch::kDouble) + 1e-30;
+}
+
+// NaN and infinity exactly where ATen's fp32 kernel gives them; elsewhere within `allowed` of the float64 result.
+void expect_close(const at::Tensor& got, const at::Tensor& aten_f32, const at::Tensor& exact,
+                  const at::Tensor& tolerance, const char* what) {
+  EXPECT_TRUE(torch::equal(got.isnan(), aten_f32.isnan())) << what;
+  EXPECT_TRUE(torch::equal(got.isinf(), aten_f32.isinf())) << what;
+  const at::Tensor finite = exact.isfinite() & got.isfinite();
+  const at::Tensor error = (got.to(torch::kDouble) - exact).abs().masked_fill(~finite, 0);
+  const at::Tensor excess = (error - tolerance).masked_fill(~finite, -1);
+  EXPECT_LE(excess.max().item<double>(), 0) << what << ": worst error " << error.max().item<double>();
+  const at::Tensor aten_error = (aten_f32.to(torch::kDouble) - exact).abs().masked_fill(~finite, 0);
+  EXPECT_LE((aten_error - tolerance).masked_fill(~finite, -1).max().item<double>(), 0)
+      << what << ": the bound does not even hold for ATen's own fp32 kernel";
+}
+
+TEST(Gelu, Float32MatchesTheExactValueAndSlopeToRounding) {
+  const at::Tensor x0 = inputs();
+  torch::manual_seed(3);
+  const at::Tensor g0 = torch::randn(x0.sizes()) + 0.5;
+  at::Tensor x = x0.clone(), g = g0.clone();
+  const auto version = x._version();
+  gelu_backward_keep_value_(g, x);
+  EXPECT_GT(x._version(), version) << "autograd must see that x was overwritten";
+
+  const at::Tensor xd = x0.to(torch::kDouble), gd = g0.to(torch::kDouble);
+  expect_close(x, at::gelu(x0), at::gelu(xd), allowed(x0, torch::ones_like(x0)), "gelu(x)");
+  const at::Tensor forward = model::gelu(x0);
+  EXPECT_TRUE(torch::equal(forward.isnan(), x.isnan()));
+  EXPECT_TRUE(torch::equal(forward.nan_to_num(0), x.nan_to_num(0))) << "forward and backward differ";
+  expect_close(g, at::gelu_backward(g0, x0), at::gelu_backward(gd, xd), allowed(x0, g0), "grad * gelu'(x)");
+}
+
+TEST(Gelu, EveryOtherLayoutAndDtypeIsAtensBitForBit) {
+  torch::manual_seed(4);
+  for (const auto dtype : {torch::kDouble, torch::kBFloat16, torch::kFloat}) {
+    // fp32 only through a transposed (not contiguous) view; the others contiguous
+    const bool strided = dtype == torch::kFloat;
+    at::Tensor x = (torch::randn({37, 29}) * 3).to(dtype), g = torch::randn({37, 29}).to(dtype);
+    if (strided) x = x.t().contiguous().t(), g = g.t().contiguous().t();
+    const at::Tensor want_g = at::gelu_backward(g, x), want_x = at::gelu(x);
+    EXPECT_TRUE(torch::equal(model::gelu(x), want_x)) << dtype;
+    gelu_backward_keep_value_(g, x);
+    EXPECT_TRUE(torch::equal(x, want_x)) << dtype;
+    EXPECT_TRUE(torch::equal(g, want_g)) << dtype;
+  }
+}
+
+TEST(GeluBackwardKeepValue, ShapesThatDifferOrSharedMemoryAreRefused) {
+  at::Tensor x = torch::zeros({4, 8}), g = torch::zeros({8, 4});
+  EXPECT_THROW(gelu_backward_keep_value_(g, x), c10::Error);
+  at::Tensor view = x.view({8, 4});
+  EXPECT_THROW(gelu_backward_keep_value_(view, x), c10::Error);
+}
+
+}  // namespace
+}  // namespace halo::model
