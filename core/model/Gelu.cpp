@@ -78,8 +78,8 @@ inline __attribute__((always_inline)) void gelu_loop(const float* x, float* out,
   if (i < n) gelu_lanes<kSlope>(x + i, out + i, kSlope ? grad + i : nullptr, static_cast<size_t>(n - i));
 }
 
-HALO_TARGET_CLONES void gelu_f32(const float* x, float* out, int64_t n) { gelu_loop<false>(x, out, nullptr, n); }
-HALO_TARGET_CLONES void gelu_pair_f32(float* x, float* grad, int64_t n) { gelu_loop<true>(x, x, grad, n); }
+HALO_TARGET_CLONES_FMA void gelu_f32(const float* x, float* out, int64_t n) { gelu_loop<false>(x, out, nullptr, n); }
+HALO_TARGET_CLONES_FMA void gelu_pair_f32(float* x, float* grad, int64_t n) { gelu_loop<true>(x, x, grad, n); }
 
 bool plain_f32(const at::Tensor& t) {
   return t.is_cpu() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided && t.is_contiguous() &&
