@@ -67,7 +67,7 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     const auto a = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
     const int64_t c = y.size(-1), hidden = h.size(-1);
     const at::Tensor w1 = fc1_w.flatten(1).to(a), w2 = fc2_w.flatten(1).to(a);
-    at::Tensor grad_gamma, grad_fc2_w, grad_fc2_b, grad_h;
+    at::Tensor grad_gamma, grad_fc2_w, grad_fc2_b, grad_h, grad_fc1_b;
     {                                                   // the output gradient's copies go before LayerNorm runs again
       const at::Tensor go = grads[0].reshape({-1, c});  // (P, C) d loss / d out
       at::Tensor gf = (go * gamma).to(a);               // (P, C) d loss / d fc2's output
@@ -75,7 +75,7 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
       grad_h = at::mm(gf, w2);                 // (P, 4C) d loss / d GELU's output, then d loss / d h; h becomes gelu(h)
       gf.reset();                              // freed before M's copies: the planner's peak holds no gf
       at::Tensor g = h.reshape({-1, hidden});  // (P, 4C) a view of the saved h: backward runs once
-      gelu_backward_keep_value_(grad_h, g);
+      grad_fc1_b = gelu_backward_keep_value_(grad_h, g);  // fc1's bias gradient from the same pass
       // fc2's weight gradient without gamma, M = go^T gelu(h): it gives fc2's weight gradient
       // (gamma * M) and gamma's (sum_k W2 * M + b2 * sum_p go). Under bf16 autocast M is formed in
       // bf16 from go's bf16 copy (an eighth of an fp32 copy of GELU's output; bf16 has fp32's
@@ -86,7 +86,6 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
       grad_gamma = (w2_used * m).sum(1, false, go.scalar_type()) + b2_used * go.sum(0);
       grad_fc2_w = m.mul_(gamma.to(m.scalar_type()).unsqueeze(1)).view(fc2_w.sizes());
     }
-    const at::Tensor grad_fc1_b = grad_h.sum(0);
     auto [n, mean, rstd] = norm(y, norm_w, norm_b, eps);  // recomputed: the same values as forward's
     const at::Tensor grad_fc1_w = at::mm(grad_h.t(), n.reshape({-1, c}).to(a)).view(fc1_w.sizes());
     const at::Tensor grad_n = at::mm(grad_h, w1).to(n.scalar_type()).view(n.sizes());  // (..., C)

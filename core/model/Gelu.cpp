@@ -1,6 +1,7 @@
 // Eight floats per vector: erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7),
 // whose exp(-x^2 / 2) is also the normal density in the slope; exp by range reduction and a
-// degree-7 Taylor polynomial. Tails go through the same lanes, padded with zeros.
+// degree-7 Taylor polynomial. Tails go through the same lanes, padded with zeros; backward sums
+// its gradient per column as it goes (a Linear's bias gradient).
 #include "model/Gelu.h"
 
 #include <ATen/ATen.h>
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "util/TargetClones.h"
 
@@ -53,33 +55,53 @@ inline __attribute__((always_inline)) void cdf_and_density(const F32x8& x, F32x8
   cdf = 0.5f + 0.5f * (x < 0.0f ? -erf_abs : erf_abs);
 }
 
-// count (<= 8) elements: out = gelu(x); with kSlope also grad *= gelu'(x) = Phi(x) + x phi(x).
-// out may be x.
+// count (<= 8) elements: out = gelu(x); with kSlope also grad *= gelu'(x) = Phi(x) + x phi(x),
+// added to 8 floats at sum (the lanes past count add 0). out may be x.
 template <bool kSlope>
-inline __attribute__((always_inline)) void gelu_lanes(const float* x, float* out, float* grad, size_t count) {
+inline __attribute__((always_inline)) void gelu_lanes(const float* x, float* out, float* grad, float* sum,
+                                                      size_t count) {
   const size_t bytes = count * sizeof(float);
   F32x8 v{}, cdf, e;
   std::memcpy(&v, x, bytes);
   cdf_and_density(v, cdf, e);
   if constexpr (kSlope) {
-    F32x8 g{};
+    F32x8 g{}, s;
     std::memcpy(&g, grad, bytes);
-    g = g * (cdf + v * e * 0.39894228040143267794f);
+    g = g * (cdf + v * e * 0.39894228040143267794f);  // 0 in the lanes past count
     std::memcpy(grad, &g, bytes);
+    std::memcpy(&s, sum, sizeof s);
+    s += g;
+    std::memcpy(sum, &s, sizeof s);
   }
   const F32x8 value = v * cdf;
   std::memcpy(out, &value, bytes);
 }
 
-template <bool kSlope>
-inline __attribute__((always_inline)) void gelu_loop(const float* x, float* out, float* grad, int64_t n) {
+HALO_TARGET_CLONES_FMA void gelu_f32(const float* x, float* out, int64_t n) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) gelu_lanes<kSlope>(x + i, out + i, kSlope ? grad + i : nullptr, 8);
-  if (i < n) gelu_lanes<kSlope>(x + i, out + i, kSlope ? grad + i : nullptr, static_cast<size_t>(n - i));
+  for (; i + 8 <= n; i += 8) gelu_lanes<false>(x + i, out + i, nullptr, nullptr, 8);
+  if (i < n) gelu_lanes<false>(x + i, out + i, nullptr, nullptr, static_cast<size_t>(n - i));
 }
 
-HALO_TARGET_CLONES_FMA void gelu_f32(const float* x, float* out, int64_t n) { gelu_loop<false>(x, out, nullptr, n); }
-HALO_TARGET_CLONES_FMA void gelu_pair_f32(float* x, float* grad, int64_t n) { gelu_loop<true>(x, x, grad, n); }
+// Rows summed in float before each block's sums go into double: 64 additions' rounding at most.
+constexpr int64_t kSumRows = 64;
+
+// (rows, cols) in row order: grad <- grad * gelu'(x), x <- gelu(x), and column j of the new grad
+// summed into sums[j]. partial: cols rounded up to 8 floats of scratch.
+HALO_TARGET_CLONES_FMA void gelu_pair_rows_f32(float* x, float* grad, int64_t rows, int64_t cols, double* sums,
+                                               float* partial) {
+  const int64_t padded = (cols + 7) / 8 * 8;
+  for (int64_t r0 = 0; r0 < rows; r0 += kSumRows) {
+    std::fill(partial, partial + padded, 0.0f);
+    for (int64_t r = r0; r < std::min(rows, r0 + kSumRows); ++r) {
+      float *xr = x + r * cols, *gr = grad + r * cols;
+      int64_t j = 0;
+      for (; j + 8 <= cols; j += 8) gelu_lanes<true>(xr + j, xr + j, gr + j, partial + j, 8);
+      if (j < cols) gelu_lanes<true>(xr + j, xr + j, gr + j, partial + j, static_cast<size_t>(cols - j));
+    }
+    for (int64_t j = 0; j < cols; ++j) sums[j] += partial[j];
+  }
+}
 
 bool plain_f32(const at::Tensor& t) {
   return t.is_cpu() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided && t.is_contiguous() &&
@@ -95,19 +117,25 @@ torch::Tensor gelu(const torch::Tensor& x) {
   return out;
 }
 
-void gelu_backward_keep_value_(torch::Tensor& grad, torch::Tensor& x) {
+torch::Tensor gelu_backward_keep_value_(torch::Tensor& grad, torch::Tensor& x) {
   TORCH_CHECK(grad.sizes() == x.sizes(), "gelu_backward_keep_value_: grad ", grad.sizes(), " and x ", x.sizes(),
               " differ in shape");
+  TORCH_CHECK(grad.dim() >= 1, "gelu_backward_keep_value_: grad and x need a last dimension to sum along");
   TORCH_CHECK(at::get_overlap_status(grad, x) == at::MemOverlapStatus::No,
               "gelu_backward_keep_value_: grad and x share memory");
-  if (!plain_f32(grad) || !plain_f32(x)) {
+  const int64_t cols = grad.size(-1);
+  if (!plain_f32(grad) || !plain_f32(x) || cols == 0) {
     at::gelu_backward_out(grad, grad, x);
     at::gelu_(x);
-    return;
+    return grad.reshape({-1, cols}).sum(0);
   }
-  gelu_pair_f32(x.data_ptr<float>(), grad.data_ptr<float>(), x.numel());
+  at::Tensor sums = at::zeros({cols}, grad.options().dtype(at::kDouble));
+  std::vector<float> partial(static_cast<size_t>((cols + 7) / 8 * 8));
+  gelu_pair_rows_f32(x.data_ptr<float>(), grad.data_ptr<float>(), grad.numel() / cols, cols, sums.data_ptr<double>(),
+                     partial.data());
   x.unsafeGetTensorImpl()->bump_version();
   grad.unsafeGetTensorImpl()->bump_version();
+  return sums.to(at::kFloat);
 }
 
 }  // namespace halo::model

@@ -1,5 +1,6 @@
 // model::gelu and gelu_backward_keep_value_: the fp32 loops give GELU's value and slope to fp32's
-// rounding of the exact (float64) ones, as ATen's own fp32 kernels do; every other case is ATen's.
+// rounding of the exact (float64) ones, as ATen's own fp32 kernels do, and the slope's column sums;
+// every other case is ATen's.
 #include "model/Gelu.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <limits>
+#include <vector>
 
 namespace halo::model {
 namespace {
@@ -64,9 +66,26 @@ TEST(Gelu, EveryOtherLayoutAndDtypeIsAtensBitForBit) {
     if (strided) x = x.t().contiguous().t(), g = g.t().contiguous().t();
     const at::Tensor want_g = at::gelu_backward(g, x), want_x = at::gelu(x);
     EXPECT_TRUE(torch::equal(model::gelu(x), want_x)) << dtype;
-    gelu_backward_keep_value_(g, x);
+    const at::Tensor sums = gelu_backward_keep_value_(g, x);
     EXPECT_TRUE(torch::equal(x, want_x)) << dtype;
     EXPECT_TRUE(torch::equal(g, want_g)) << dtype;
+    EXPECT_TRUE(torch::equal(sums, want_g.sum(0))) << dtype;
+  }
+}
+
+// The fp32 loop's column sums (a Linear's bias gradient): rows past a 64-row block and columns
+// past a vector's 8 included, within fp32 rounding of the float64 sum of the grad it wrote.
+TEST(GeluBackwardKeepValue, Float32ColumnSumsMatchTheSumOfTheNewGradient) {
+  torch::manual_seed(5);
+  for (const auto& shape : {std::vector<int64_t>{300, 21}, {2, 65, 160}, {7, 8}, {1, 5}}) {
+    at::Tensor x = torch::randn(shape) * 3, g = torch::randn(shape) + 0.25;
+    const at::Tensor sums = gelu_backward_keep_value_(g, x);
+    ASSERT_EQ(sums.scalar_type(), torch::kFloat);
+    ASSERT_EQ(sums.sizes(), at::IntArrayRef({shape.back()}));
+    const at::Tensor rows = g.to(torch::kDouble).reshape({-1, shape.back()});
+    const at::Tensor want = rows.sum(0), scale = rows.abs().sum(0);
+    const double worst = ((sums.to(torch::kDouble) - want).abs() / scale).max().item<double>();
+    EXPECT_LE(worst, 1e-6) << "shape " << at::IntArrayRef(shape);
   }
 }
 
@@ -75,6 +94,8 @@ TEST(GeluBackwardKeepValue, ShapesThatDifferOrSharedMemoryAreRefused) {
   EXPECT_THROW(gelu_backward_keep_value_(g, x), c10::Error);
   at::Tensor view = x.view({8, 4});
   EXPECT_THROW(gelu_backward_keep_value_(view, x), c10::Error);
+  at::Tensor scalar_x = torch::zeros({}), scalar_g = torch::zeros({});
+  EXPECT_THROW(gelu_backward_keep_value_(scalar_g, scalar_x), c10::Error) << "no last dimension to sum along";
 }
 
 }  // namespace
