@@ -91,10 +91,13 @@ class Builder {
     if (cuda_half()) l.saved += R(MC * 4) - R(MC * a_);  // LayerNorm runs in fp32 on CUDA: keeps the copy
     l.saved += 2 * R(M * 4);                             // mean, rstd: fp32 (the LayerNorm weight is fp32)
     l.out = R(MC * ln_bytes);
-    l.forward_extra = R(MC * ln_bytes) + (cuda_half() ? R(MC * a_) : 0);  // contiguous copy for layer_norm
+    // A channels-last image gives a channels-last conv output, which layer_norm reads in place;
+    // an NCHW one is copied for it in forward, and again with its gradient in backward.
+    const bool in_place = in_.image_channels_last;
+    l.forward_extra = (in_place ? 0 : R(MC * ln_bytes)) + (cuda_half() ? R(MC * a_) : 0);
     l.nograd_extra = l.forward_extra + R(MC * a_);
-    l.backward_extra = 3 * R(MC * ln_bytes);  // LN copies and dX; the image needs no gradient
-    l.in_grad = 0;                            // images need no gradient
+    l.backward_extra = (in_place ? 1 : 3) * R(MC * ln_bytes);  // (LN's copies and) dX; the image needs no gradient
+    l.in_grad = 0;                                             // images need no gradient
     l.flops = 2.0 * static_cast<double>(M * conv.weight_elements());
     l.bytes_moved = static_cast<double>(stripe * 4 + 4 * MC * ln_bytes);
     return l;

@@ -189,8 +189,12 @@ class Recorder {
     return y;
   }
 
-  // A copy of x in channels-last memory (the stem's input; an image needs no gradient).
-  Id channels_last(Id x, const Stripe& s) { return tape_.op({.name = "channels_last", .reads = {x}, .out = bytes(s)}); }
+  // x in channels-last memory (the stem's input; an image needs no gradient): a copy, or x itself
+  // when the images arrive channels-last.
+  Id channels_last(Id x, const Stripe& s) {
+    if (a_.image_channels_last) return x;
+    return tape_.op({.name = "channels_last", .reads = {x}, .out = bytes(s)});
+  }
 
  private:
   static int64_t sent_cols(const shard::HaloPlan& plan) {
@@ -215,7 +219,7 @@ struct Recorded {
   Stripe stripe;
 };
 
-// ResNet: conv1 (7x7/2), bn1, ReLU, max-pool 3x3/2, on a channels-last copy of the image.
+// ResNet: conv1 (7x7/2), bn1, ReLU, max-pool 3x3/2, on the image in channels-last memory.
 // RegNet: conv (3x3/2), bn, ReLU. The image needs no gradient.
 Id stem(Recorder& r, const arch::Layer& l, Stripe& s) {
   LayerTape& t = r.tape();
@@ -224,11 +228,12 @@ Id stem(Recorder& r, const arch::Layer& l, Stripe& s) {
   const Id c = r.conv(xc, s, l.conv(resnet ? "conv1" : "conv"));
   const Id b = r.batch_norm(c, s);
   t.drop(c);
-  if (resnet) t.drop(xc);  // a temporary of the stem's first statement
+  const bool copied = xc != LayerTape::input();
+  if (resnet && copied) t.drop(xc);  // a temporary of the stem's first statement
   const Id a = r.relu(b, s);
   if (!resnet) {
     t.drop(b);
-    t.drop(xc);
+    if (copied) t.drop(xc);
     return a;
   }
   const Id y = r.max_pool(a, s, l.path.back().spec);

@@ -28,12 +28,14 @@ ClassificationData::ClassificationData(int64_t views, int64_t height, int64_t wi
     : views_(views), height_(height), width_(width), classes_(classes), seed_(seed) {}
 
 ClassificationSample ClassificationData::batch(int64_t first, int64_t count,
-                                               std::optional<std::pair<int64_t, int64_t>> columns) const {
+                                               std::optional<std::pair<int64_t, int64_t>> columns,
+                                               bool channels_last) const {
   const auto [c0, c1] = columns.value_or(std::pair<int64_t, int64_t>{0, width_});
   if (c0 < 0 || c1 > width_ || c0 >= c1)
     throw util::Error(fmt::format("synthetic data: columns [{}, {}) outside an image {} wide", c0, c1, width_));
   const int64_t cols = c1 - c0;
-  at::Tensor images = at::empty({count, views_, 3, height_, cols});  // (N, V, 3, H, cols)
+  at::Tensor images = channels_last ? at::empty({count, views_, height_, cols, 3}).permute({0, 1, 4, 2, 3})
+                                    : at::empty({count, views_, 3, height_, cols});  // (N, V, 3, H, cols)
   std::vector<at::Tensor> labels;
   const auto ys = torch::linspace(0, 1, height_).view({height_, 1});
   const auto xs = torch::linspace(0, 1, width_).view({1, width_});

@@ -10,7 +10,7 @@
 namespace halo::train {
 
 struct ClassificationSample {
-  at::Tensor images;  // (N, V, 3, H, W), or (N, V, 3, H, columns) of a column range
+  at::Tensor images;  // (N, V, 3, H, W), or (N, V, 3, H, columns) of a column range; maybe channels-last
   at::Tensor labels;  // (N) int64
 };
 
@@ -24,9 +24,11 @@ class ClassificationData {
   // Samples [first, first + count) of the endless stream: a pure function of the index, so
   // every sp rank sees the same sample and a resumed run sees the same data. columns
   // [begin, end) (default: all): only those columns, equal to them in the whole sample, so an sp
-  // rank generates its own stripe only.
+  // rank generates its own stripe only. channels_last: the same values in channels-last memory
+  // ((N, V, H, columns, 3) underneath), which a CPU stem conv reads in place.
   ClassificationSample batch(int64_t first, int64_t count,
-                             std::optional<std::pair<int64_t, int64_t>> columns = std::nullopt) const;
+                             std::optional<std::pair<int64_t, int64_t>> columns = std::nullopt,
+                             bool channels_last = false) const;
 
  private:
   int64_t views_, height_, width_, classes_;

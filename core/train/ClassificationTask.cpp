@@ -1,5 +1,5 @@
-// Each sp rank generates its own stripe of the samples (equal to those columns of the whole),
-// on CUDA the next one on another thread; the head's weights' gradients are Replicate.
+// Each sp rank generates its own stripe of the samples (equal to those columns of the whole; on
+// CPU channels-last), on CUDA the next one on another thread; the head's gradients are Replicate.
 #include "train/ClassificationTask.h"
 
 #include <torch/torch.h>
@@ -27,14 +27,14 @@ ClassificationSample ClassificationTask::sample(int64_t first, int64_t count, st
     b = ahead_->sample.get();  // made while the last step trained
     ++made_ahead_;
   } else {
-    b = data_.batch(first, count, columns);
+    b = data_.batch(first, count, columns, device_.is_cpu());
   }
   ahead_.reset();  // a wrong guess's batch is dropped once made (its future waits)
   if (prefetch_ && last_first_ && first > *last_first_) {
     const int64_t next = first + (first - *last_first_);
     const bool pin = device_.is_cuda();  // page-locked: the copy to the GPU can run on its own
     ahead_ = Ahead{next, count, columns, std::async(std::launch::async, [this, next, count, columns, pin] {
-                     ClassificationSample s = data_.batch(next, count, columns);
+                     ClassificationSample s = data_.batch(next, count, columns, device_.is_cpu());
                      if (pin) s.images = s.images.pin_memory();
                      return s;
                    })};

@@ -52,8 +52,10 @@ Measured probed_step(const std::string& arch, const ActivationInput& in, std::op
   const bool half = in.compute_bytes == 2;
   auto step = [&](LayerProbe* probe) {
     at::Tensor loss;
-    {  // as the trainer's task: the images go when forward returns
-      at::Tensor images = torch::randn({in.images, 3, in.height, in.width});
+    {                                             // as the trainer's task: the images go when forward returns
+      at::Tensor images = in.image_channels_last  // as the synthetic data draws them on the CPU
+                              ? torch::randn({in.images, in.height, in.width, 3}).permute({0, 3, 1, 2})
+                              : torch::randn({in.images, 3, in.height, in.width});
       ShardedTensor x{images, shard::even_partition(in.width, 1), parallel::Communicator::solo()};
       const model::AutocastScope autocast(at::kCPU, half, in.fp16 ? at::kHalf : at::kBFloat16);
       loss = torch::cross_entropy_loss(net->forward(x).to(at::kFloat), torch::zeros({in.images}, torch::kLong));
@@ -116,9 +118,11 @@ TEST_P(MeasuredTimeline, FollowsThePlannersWalkOfTheStep) {
     checkpoint.resize(checkpoint.size() - suffix.size());
     return true;
   };
-  const bool bf16 = option("+bf16");  // train.precision bf16 (autocast)
+  const bool channels_last = option("+cl");  // the images arrive channels-last
+  const bool bf16 = option("+bf16");         // train.precision bf16 (autocast)
   const bool cheap = option("+cheap");
   ActivationInput in;
+  in.image_channels_last = channels_last;
   in.recompute_cheap = cheap;
   in.compute_bytes = bf16 ? 2 : 4;
   in.layers = *arch::backbone_layers(arch, 10);
@@ -211,6 +215,21 @@ INSTANTIATE_TEST_SUITE_P(Bf16, MeasuredTimeline,
                            std::replace(s.begin(), s.end(), '+', '_');
                            return s;
                          });
+
+// The synthetic data on the CPU arrives channels-last: ConvNeXt's stem conv then writes
+// channels-last and its LayerNorm copies nothing; ResNet's and RegNet's stems copy nothing.
+INSTANTIATE_TEST_SUITE_P(
+    ChannelsLastImages, MeasuredTimeline,
+    ::testing::Values(std::make_tuple("convnext_test", "none+cl"), std::make_tuple("convnext_test", "block+cl"),
+                      std::make_tuple("convnext_test", "stage+cl"), std::make_tuple("convnext_test", "block+cheap+cl"),
+                      std::make_tuple("convnext_test", "none+bf16+cl"),
+                      std::make_tuple("convnext_atto", "none+cheap+bf16+cl"), std::make_tuple("resnet_test", "none+cl"),
+                      std::make_tuple("resnet_test", "block+cl"), std::make_tuple("regnet_test", "none+cl")),
+    [](const auto& info) {
+      std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+      std::replace(s.begin(), s.end(), '+', '_');
+      return s;
+    });
 
 // fp16 trains on CUDA only, but the lean block's function is the same code on the CPU: under
 // fp16 it forms fc2's weight-gradient product M in fp32 from an fp32 copy of GELU's output (fp16

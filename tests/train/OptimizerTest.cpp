@@ -4,6 +4,9 @@
 
 #include <torch/torch.h>
 
+#include <optional>
+#include <utility>
+
 #include "train/ClassificationData.h"
 #include "train/LossScaler.h"
 #include "train/LrSchedule.h"
@@ -106,6 +109,22 @@ TEST(ClassificationData, SamplesArePureFunctionsOfTheirIndex) {
   EXPECT_TRUE(torch::equal(a.images, c.images));
   EXPECT_TRUE(torch::equal(a.images[1], b.images[0]));
   EXPECT_TRUE(a.labels.max().item<int64_t>() < 5 && a.labels.min().item<int64_t>() >= 0);
+}
+
+// A CPU run draws its images channels-last: the same values to the bit, whole or a stripe, in
+// memory its stem conv reads in place.
+TEST(ClassificationData, ChannelsLastImagesHoldTheSameValues) {
+  ClassificationData t(2, 16, 80, 5, 3);
+  for (const auto& columns :
+       {std::optional<std::pair<int64_t, int64_t>>{}, std::optional{std::pair<int64_t, int64_t>{23, 61}}}) {
+    const ClassificationSample plain = t.batch(4, 3, columns), last = t.batch(4, 3, columns, true);
+    EXPECT_TRUE(torch::equal(plain.images, last.images));
+    EXPECT_TRUE(torch::equal(plain.labels, last.labels));
+    const int64_t cols = last.images.size(-1);
+    const at::Tensor stripe = last.images.view({6, 3, 16, cols});
+    EXPECT_TRUE(stripe.is_contiguous(at::MemoryFormat::ChannelsLast)) << cols << " columns";
+    EXPECT_TRUE(plain.images.is_contiguous());
+  }
 }
 
 }  // namespace
