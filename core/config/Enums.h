@@ -117,5 +117,8 @@ constexpr bool prefetches_weights(Strategy s, CheckpointLevel level) {
 }
 // Bytes per element of the compute dtype (autocast) for a precision.
 constexpr int compute_bytes(Precision p) { return p == Precision::Fp32 ? 4 : 2; }
+// The task's images arrive channels-last: the synthetic classification data on the CPU, whose
+// stem conv then reads them in place (the trainer draws them so, the memory planner counts so).
+constexpr bool images_channels_last(Task t, Device d) { return t == Task::Convnext && d == Device::Cpu; }
 
 }  // namespace halo::config

@@ -24,7 +24,7 @@ struct ActivationInput {
   int compute_bytes = 4;  // 4: fp32; 2: bf16/fp16 autocast
   bool fp16 = false;      // the 2 bytes are fp16 (some products then run in fp32)
   DeviceKind device = DeviceKind::Cpu;
-  bool image_channels_last = false;  // the images arrive channels-last (the synthetic data on CPU)
+  bool image_channels_last = false;  // the images arrive channels-last (config::images_channels_last)
   bool drop_path = false;
   bool recompute_cheap = false;  // parallel.recompute cheap: ConvNeXt blocks keep conv_dw's and fc1's outputs
   int threads = 1;               // intra-op threads per rank (LibTorch picks some kernels by it)

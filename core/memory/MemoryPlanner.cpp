@@ -123,7 +123,7 @@ ActivationInput activation_input(const config::ExperimentConfig& cfg, int rank, 
   in.compute_bytes = config::compute_bytes(cfg.train.precision);
   in.fp16 = cfg.train.precision == config::Precision::Fp16;
   in.device = cfg.parallel.device == config::Device::Cuda ? DeviceKind::Cuda : DeviceKind::Cpu;
-  in.image_channels_last = !openlane(cfg) && in.device == DeviceKind::Cpu;  // train::ClassificationTask's data
+  in.image_channels_last = config::images_channels_last(cfg.task, cfg.parallel.device);
   in.drop_path = cfg.model.drop_path > 0;
   in.recompute_cheap = cfg.parallel.recompute == config::Recompute::Cheap;
   in.threads = cfg.parallel.threads_per_rank;

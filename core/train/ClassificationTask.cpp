@@ -14,6 +14,8 @@ ClassificationTask::ClassificationTask(const config::ExperimentConfig& cfg, cons
     : model_(make_model(cfg)),
       data_(cfg.data.views, cfg.data.height, cfg.data.width, cfg.model.num_classes, cfg.train.seed),
       device_(device),
+      channels_last_(config::images_channels_last(config::Task::Convnext,
+                                                  device.is_cuda() ? config::Device::Cuda : config::Device::Cpu)),
       views_(cfg.data.views),
       height_(cfg.data.height),
       width_(cfg.data.width),
@@ -27,14 +29,14 @@ ClassificationSample ClassificationTask::sample(int64_t first, int64_t count, st
     b = ahead_->sample.get();  // made while the last step trained
     ++made_ahead_;
   } else {
-    b = data_.batch(first, count, columns, device_.is_cpu());
+    b = data_.batch(first, count, columns, channels_last_);
   }
   ahead_.reset();  // a wrong guess's batch is dropped once made (its future waits)
   if (prefetch_ && last_first_ && first > *last_first_) {
     const int64_t next = first + (first - *last_first_);
     const bool pin = device_.is_cuda();  // page-locked: the copy to the GPU can run on its own
     ahead_ = Ahead{next, count, columns, std::async(std::launch::async, [this, next, count, columns, pin] {
-                     ClassificationSample s = data_.batch(next, count, columns, device_.is_cpu());
+                     ClassificationSample s = data_.batch(next, count, columns, channels_last_);
                      if (pin) s.images = s.images.pin_memory();
                      return s;
                    })};

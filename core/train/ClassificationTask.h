@@ -41,6 +41,7 @@ class ClassificationTask : public TrainTask {
   std::shared_ptr<model::BackboneImpl> model_;
   ClassificationData data_;
   c10::Device device_;
+  bool channels_last_;  // the images drawn channels-last (config::images_channels_last)
   int64_t views_, height_, width_;
   bool prefetch_;
   std::optional<int64_t> last_first_;
