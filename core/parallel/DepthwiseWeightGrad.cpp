@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include "parallel/ThreadSplit.h"
 #include "shard/ConvSpec.h"
 #include "util/TargetClones.h"
 
@@ -25,6 +26,7 @@ namespace {
 struct Dims {
   int64_t B, C, H, W, Ho, Wo, kH, kW;
   DepthwiseGeometry g;
+  int64_t c0 = 0, c1 = 0;  // the channels [c0, c1) this call sums (one thread's part)
 };
 
 typedef float F32x16 __attribute__((vector_size(64)));
@@ -80,14 +82,15 @@ inline __attribute__((always_inline)) void tap_row(const Dims& d, const T* go_ro
   }
 }
 
-// All channels of one tap row: 64-byte blocks, then one of 32, 16, then single lanes.
+// Channels [c0, c1) of one tap row: 64-byte blocks, then one of 32, 16, then single lanes
+// (each lane's sum is the same whichever width carries it).
 template <int KW, typename T>
 inline __attribute__((always_inline)) void tap_rows(const Dims& d, const T* go_row, const T* x_row, T* acc) {
-  int64_t c = 0;
-  for (; c + int64_t{64 / sizeof(T)} <= d.C; c += 64 / sizeof(T)) tap_row<64, KW>(d, go_row, x_row, acc, c);
-  if (c + int64_t{32 / sizeof(T)} <= d.C) tap_row<32, KW>(d, go_row, x_row, acc, c), c += 32 / sizeof(T);
-  if (c + int64_t{16 / sizeof(T)} <= d.C) tap_row<16, KW>(d, go_row, x_row, acc, c), c += 16 / sizeof(T);
-  for (; c < d.C; ++c) tap_row<sizeof(T), KW>(d, go_row, x_row, acc, c);
+  int64_t c = d.c0;
+  for (; c + int64_t{64 / sizeof(T)} <= d.c1; c += 64 / sizeof(T)) tap_row<64, KW>(d, go_row, x_row, acc, c);
+  if (c + int64_t{32 / sizeof(T)} <= d.c1) tap_row<32, KW>(d, go_row, x_row, acc, c), c += 32 / sizeof(T);
+  if (c + int64_t{16 / sizeof(T)} <= d.c1) tap_row<16, KW>(d, go_row, x_row, acc, c), c += 16 / sizeof(T);
+  for (; c < d.c1; ++c) tap_row<sizeof(T), KW>(d, go_row, x_row, acc, c);
 }
 
 // Every sample into acc (kH, KW, C).
@@ -121,6 +124,21 @@ HALO_TARGET_CLONES void accumulate_f64(const Dims& d, const double* go, const do
   accumulate_any(d, go, x, acc);
 }
 
+// Every channel, split over the process's threads in runs of 8 (disjoint columns of acc).
+template <typename T>
+void accumulate_split(const Dims& d, const T* go, const T* x, T* acc) {
+  constexpr int64_t kRun = 8;
+  split_over_threads((d.C + kRun - 1) / kRun, d.B * d.Ho * d.Wo * d.kH * d.kW * kRun, [&](int64_t begin, int64_t end) {
+    Dims part = d;
+    part.c0 = begin * kRun;
+    part.c1 = std::min(d.C, end * kRun);
+    if constexpr (std::is_same_v<T, float>)
+      accumulate_f32(part, go, x, acc);
+    else
+      accumulate_f64(part, go, x, acc);
+  });
+}
+
 }  // namespace
 
 bool depthwise_grad_applies(const at::Tensor& input, at::IntArrayRef weight_sizes, int64_t groups) {
@@ -143,9 +161,9 @@ std::optional<at::Tensor> depthwise_weight_grad(const at::Tensor& grad_out, cons
     return std::nullopt;
   const at::Tensor go = grad_out.contiguous(at::MemoryFormat::ChannelsLast);  // (B, C, H', W') as (B, H', W', C)
   const Dims d{input.size(0), input.size(1),   input.size(2),   input.size(3), go.size(2),
-               go.size(3),    weight_sizes[2], weight_sizes[3], geometry};
-  // One thread: at::parallel_for is OpenMP code inlined here, and Halo's sources are not built
-  // with OpenMP, so it would run serially anyway (splitting over threads_per_rank: future work).
+               go.size(3),    weight_sizes[2], weight_sizes[3], geometry,      0,
+               input.size(1)};
+  // Split over the process's threads by channels: the same bits for any thread count.
   const bool bf16 = input.scalar_type() == at::kBFloat16;
   at::Tensor sum = at::zeros({d.kH, d.kW, d.C}, input.options().dtype(bf16 ? at::kFloat : input.scalar_type()));
   if (bf16) {  // one sample at a time in fp32 (bf16 products are exact in fp32), summed in fp32
@@ -154,14 +172,14 @@ std::optional<at::Tensor> depthwise_weight_grad(const at::Tensor& grad_out, cons
     for (int64_t b = 0; b < d.B; ++b) {
       const at::Tensor gb = go.narrow(0, b, 1).to(at::kFloat, false, false, at::MemoryFormat::ChannelsLast);
       const at::Tensor xb = input.narrow(0, b, 1).to(at::kFloat, false, false, at::MemoryFormat::ChannelsLast);
-      accumulate_f32(one, gb.const_data_ptr<float>(), xb.const_data_ptr<float>(), sum.data_ptr<float>());
+      accumulate_split(one, gb.const_data_ptr<float>(), xb.const_data_ptr<float>(), sum.data_ptr<float>());
     }
     return sum.permute({2, 0, 1}).to(at::kBFloat16).contiguous().view({d.C, 1, d.kH, d.kW});
   }
   if (input.scalar_type() == at::kFloat)
-    accumulate_f32(d, go.const_data_ptr<float>(), input.const_data_ptr<float>(), sum.data_ptr<float>());
+    accumulate_split(d, go.const_data_ptr<float>(), input.const_data_ptr<float>(), sum.data_ptr<float>());
   else
-    accumulate_f64(d, go.const_data_ptr<double>(), input.const_data_ptr<double>(), sum.data_ptr<double>());
+    accumulate_split(d, go.const_data_ptr<double>(), input.const_data_ptr<double>(), sum.data_ptr<double>());
   return sum.permute({2, 0, 1}).contiguous().view({d.C, 1, d.kH, d.kW});
 }
 

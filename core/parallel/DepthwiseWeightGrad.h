@@ -23,7 +23,8 @@ bool depthwise_grad_applies(const at::Tensor& input, at::IntArrayRef weight_size
 // grad_out (B, C, H', W') and input (B, C, H, W) of the conv; weight_sizes (C, 1, kH, kW).
 // Returns d loss / d weight, (C, 1, kH, kW) contiguous in the input's dtype, or nullopt where
 // depthwise_grad_applies is false (then at::convolution_backward computes it). Any layout of
-// grad_out: it is made channels-last first. Runs on the calling thread.
+// grad_out: it is made channels-last first. Split over the process's threads by channels
+// (parallel::split_over_threads): the same bits for any thread count.
 std::optional<at::Tensor> depthwise_weight_grad(const at::Tensor& grad_out, const at::Tensor& input,
                                                 at::IntArrayRef weight_sizes, int64_t groups,
                                                 const DepthwiseGeometry& geometry);

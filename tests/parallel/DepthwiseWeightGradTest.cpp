@@ -72,6 +72,27 @@ INSTANTIATE_TEST_SUITE_P(Geometries, DepthwiseWeightGradTest,
                                             ::testing::Values(1, 2)),
                          param_name);
 
+// Split over two threads by channels, the gradient keeps every bit of the one-thread sum (a
+// quickstart stage-0 stripe: 40 channels, 7x7, and an odd channel count for the vector tails).
+TEST(DepthwiseWeightGrad, TwoThreadsGiveTheSameBitsAsOne) {
+  for (const at::ScalarType dtype : {at::kFloat, at::kDouble, at::kBFloat16})
+    for (const int64_t channels : {int64_t{40}, int64_t{37}}) {
+      torch::manual_seed(5);
+      const auto opts = torch::TensorOptions().dtype(dtype);
+      const at::Tensor x = torch::randn({4, channels, 16, 32}, opts).contiguous(at::MemoryFormat::ChannelsLast);
+      const at::Tensor go = torch::randn({4, channels, 16, 32}, opts);
+      const DepthwiseGeometry g{{1, 1}, {3, 3}, {1, 1}};
+      const int before = at::get_num_threads();
+      at::set_num_threads(1);
+      const auto one = depthwise_weight_grad(go, x, {channels, 1, 7, 7}, channels, g);
+      at::set_num_threads(2);
+      const auto two = depthwise_weight_grad(go, x, {channels, 1, 7, 7}, channels, g);
+      at::set_num_threads(before);
+      ASSERT_TRUE(one && two);
+      EXPECT_TRUE(torch::equal(*one, *two)) << dtype << " C " << channels;
+    }
+}
+
 TEST(DepthwiseWeightGrad, DeclinesWhatItDoesNotCompute) {
   const at::Tensor x = torch::randn({2, 8, 6, 6}).contiguous(at::MemoryFormat::ChannelsLast);
   const at::Tensor go = torch::randn({2, 8, 6, 6});
