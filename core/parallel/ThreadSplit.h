@@ -7,16 +7,13 @@
 
 namespace halo::parallel {
 
-// The first index of part p when [0, units) is cut into parts nearly equal runs (pure).
-int64_t split_begin(int64_t units, int64_t parts, int64_t p);
-
-// Runs fn(begin, end) over [0, units) in contiguous parts, as many as the process has intra-op
-// threads (at::get_num_threads(), i.e. parallel.threads_per_rank) but each of at least
-// kMinSplitWork elements (work_per_unit each), as one OpenMP region on LibTorch's own threads
-// (part 0 on the caller); returns when all are done, rethrowing the first exception a part
-// threw. One part, or a call from inside a parallel region, runs fn(0, units) inline. Parts must
-// not write the same memory: a caller that splits over channels or columns gets the same bits
-// for any thread count.
+// Runs fn(begin, end) over [0, units) in contiguous parts through at::parallel_for (OpenMP, on
+// LibTorch's own threads: as many as at::get_num_threads(), i.e. parallel.threads_per_rank),
+// with a grain of kMinSplitWork elements (work_per_unit each): part 0 on the caller; returns
+// when all are done, rethrowing the first exception a part threw. Less work than that, one
+// thread, or a call from inside a parallel region runs fn(0, units) inline. Parts must not
+// write the same memory: a caller that splits over channels or columns gets the same bits for
+// any thread count.
 void split_over_threads(int64_t units, int64_t work_per_unit, const std::function<void(int64_t, int64_t)>& fn);
 
 // Below this many elements of work a part would cost more to hand over than it saves.
