@@ -1,7 +1,7 @@
 // Eight floats per vector: erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7),
 // whose exp(-x^2 / 2) is also the normal density in the slope; exp by range reduction and a
 // degree-7 Taylor polynomial. Tails go through the same lanes, padded with zeros; backward sums
-// its gradient per column as it goes (a Linear's bias gradient).
+// its gradient per column as it goes (a Linear's bias gradient). Both split over threads by rows.
 #include "model/Gelu.h"
 
 #include <ATen/ATen.h>
@@ -9,8 +9,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
+#include <memory>
 
+#include "parallel/ThreadSplit.h"
 #include "util/TargetClones.h"
 
 namespace halo::model {
@@ -85,22 +86,34 @@ HALO_TARGET_CLONES_FMA void gelu_f32(const float* x, float* out, int64_t n) {
 
 // Rows summed in float before each block's sums go into double: 64 additions' rounding at most.
 constexpr int64_t kSumRows = 64;
+// Elements per part of the forward's split: a whole number of vectors.
+constexpr int64_t kChunk = 1024;
+// A GELU element costs about as much as this many elements of a plain copy (split_over_threads).
+constexpr int64_t kElementWork = 8;
 
-// (rows, cols) in row order: grad <- grad * gelu'(x), x <- gelu(x), and column j of the new grad
-// summed into sums[j]. partial: cols rounded up to 8 floats of scratch.
-HALO_TARGET_CLONES_FMA void gelu_pair_rows_f32(float* x, float* grad, int64_t rows, int64_t cols, double* sums,
-                                               float* partial) {
+// Blocks [b0, b1) of kSumRows rows of (rows, cols) in row order: grad <- grad * gelu'(x),
+// x <- gelu(x), and block b's column sums of the new grad (in float) into partials + b * padded,
+// padded = cols rounded up to 8 floats.
+HALO_TARGET_CLONES_FMA void gelu_pair_blocks_f32(float* x, float* grad, int64_t rows, int64_t cols, int64_t b0,
+                                                 int64_t b1, float* partials) {
   const int64_t padded = (cols + 7) / 8 * 8;
-  for (int64_t r0 = 0; r0 < rows; r0 += kSumRows) {
+  for (int64_t b = b0; b < b1; ++b) {
+    float* partial = partials + b * padded;
     std::fill(partial, partial + padded, 0.0f);
-    for (int64_t r = r0; r < std::min(rows, r0 + kSumRows); ++r) {
+    for (int64_t r = b * kSumRows; r < std::min(rows, (b + 1) * kSumRows); ++r) {
       float *xr = x + r * cols, *gr = grad + r * cols;
       int64_t j = 0;
       for (; j + 8 <= cols; j += 8) gelu_lanes<true>(xr + j, xr + j, gr + j, partial + j, 8);
       if (j < cols) gelu_lanes<true>(xr + j, xr + j, gr + j, partial + j, static_cast<size_t>(cols - j));
     }
-    for (int64_t j = 0; j < cols; ++j) sums[j] += partial[j];
   }
+}
+
+// The blocks' float sums into double, block after block: the same order whatever the split.
+void sum_blocks(const float* partials, int64_t blocks, int64_t cols, double* sums) {
+  const int64_t padded = (cols + 7) / 8 * 8;
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t j = 0; j < cols; ++j) sums[j] += partials[b * padded + j];
 }
 
 bool plain_f32(const at::Tensor& t) {
@@ -113,7 +126,13 @@ bool plain_f32(const at::Tensor& t) {
 torch::Tensor gelu(const torch::Tensor& x) {
   if (!plain_f32(x)) return at::gelu(x);
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
-  gelu_f32(x.const_data_ptr<float>(), out.data_ptr<float>(), x.numel());
+  const float* in = x.const_data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  const int64_t n = x.numel();
+  parallel::split_over_threads((n + kChunk - 1) / kChunk, kChunk * kElementWork, [&](int64_t c0, int64_t c1) {
+    const int64_t begin = c0 * kChunk, end = std::min(n, c1 * kChunk);
+    if (end > begin) gelu_f32(in + begin, o + begin, end - begin);
+  });
   return out;
 }
 
@@ -129,10 +148,14 @@ torch::Tensor gelu_backward_keep_value_(torch::Tensor& grad, torch::Tensor& x) {
     at::gelu_(x);
     return grad.reshape({-1, cols}).sum(0);
   }
+  const int64_t rows = grad.numel() / cols, blocks = (rows + kSumRows - 1) / kSumRows;
+  const auto partials = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(blocks * ((cols + 7) / 8 * 8)));
+  float *xp = x.data_ptr<float>(), *gp = grad.data_ptr<float>();
+  parallel::split_over_threads(blocks, kSumRows * cols * kElementWork, [&](int64_t b0, int64_t b1) {
+    gelu_pair_blocks_f32(xp, gp, rows, cols, b0, b1, partials.get());
+  });
   at::Tensor sums = at::zeros({cols}, grad.options().dtype(at::kDouble));
-  std::vector<float> partial(static_cast<size_t>((cols + 7) / 8 * 8));
-  gelu_pair_rows_f32(x.data_ptr<float>(), grad.data_ptr<float>(), grad.numel() / cols, cols, sums.data_ptr<double>(),
-                     partial.data());
+  sum_blocks(partials.get(), blocks, cols, sums.data_ptr<double>());
   x.unsafeGetTensorImpl()->bump_version();
   grad.unsafeGetTensorImpl()->bump_version();
   return sums.to(at::kFloat);

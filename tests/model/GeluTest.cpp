@@ -89,6 +89,27 @@ TEST(GeluBackwardKeepValue, Float32ColumnSumsMatchTheSumOfTheNewGradient) {
   }
 }
 
+// Split over two threads by rows, both give the bits of one thread: value, gradient and sums.
+TEST(GeluBackwardKeepValue, TwoThreadsGiveTheSameBitsAsOne) {
+  for (const auto& shape : {std::vector<int64_t>{28, 16, 32, 160}, {1001, 37}, {3, 5}}) {
+    torch::manual_seed(7);
+    const at::Tensor x = torch::randn(shape) * 3, g = torch::randn(shape) + 0.25;
+    const int before = at::get_num_threads();
+    std::vector<at::Tensor> got;
+    for (const int threads : {1, 2}) {
+      at::set_num_threads(threads);
+      at::Tensor xt = x.clone(), gt = g.clone();
+      const at::Tensor value = model::gelu(x);
+      const at::Tensor sums = gelu_backward_keep_value_(gt, xt);
+      got.insert(got.end(), {value, xt, gt, sums});
+    }
+    at::set_num_threads(before);
+    for (size_t i = 0; i < 4; ++i)
+      EXPECT_TRUE(torch::equal(got[i], got[i + 4])) << "output " << i << " shape " << at::IntArrayRef(shape);
+    EXPECT_TRUE(torch::equal(got[0], got[1])) << "forward's value and backward's kept value differ";
+  }
+}
+
 TEST(GeluBackwardKeepValue, ShapesThatDifferOrSharedMemoryAreRefused) {
   at::Tensor x = torch::zeros({4, 8}), g = torch::zeros({8, 4});
   EXPECT_THROW(gelu_backward_keep_value_(g, x), c10::Error);
