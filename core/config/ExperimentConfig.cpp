@@ -266,6 +266,7 @@ void visit_fields(Config& c, V& v) {
   v.field("parallel.threads_per_rank", c.parallel.threads_per_rank, Range{1, 1024});
   v.field("parallel.shard_state", c.parallel.shard_state, Any{});
   v.field("parallel.recompute", c.parallel.recompute, Any{});
+  v.field("parallel.pointwise", c.parallel.pointwise, Any{});
   v.section("optim");
   v.field("optim.name", c.optim.name, Any{});
   v.field("optim.lr", c.optim.lr, kPositive);

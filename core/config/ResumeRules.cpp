@@ -40,6 +40,7 @@ constexpr Entry kRules[] = {
     {"data.", Rule::Refused, "the input (source, views, height, width) is part of the experiment"},
     {"parallel.dp", Rule::Batch, ""},
     {"parallel.threads_per_rank", Rule::Free, ""},
+    {"parallel.pointwise", Rule::Free, ""},
     {"parallel.", Rule::Layout, ""},
     {"task", Rule::Refused, "the task defines the model and its losses"},
     {"model.pretrained", Rule::Free, ""},  // read only when a run starts; a resumed run takes its checkpoint
@@ -95,7 +96,8 @@ std::vector<ResumeChange> resume_changes(const ExperimentConfig& trained, const 
 
 std::string resumable_settings() {
   return "optim.* (but optim.name), schedule.*, loss.*, train.log_every, train.checkpoint_every, train.eval_every, "
-         "train.nonfinite, data.workers, data.eval_split, parallel.threads_per_rank, model.pretrained freely; "
+         "train.nonfinite, data.workers, data.eval_split, parallel.threads_per_rank, parallel.pointwise, "
+         "model.pretrained freely; "
          "parallel.* layout, "
          "parallel.dp, data.batch and train.accumulation with a note";
 }

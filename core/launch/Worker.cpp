@@ -183,6 +183,8 @@ int run_worker(const WorkerOptions& o) {
     ::gethostname(host, sizeof host - 1);
     emit(protocol::HelloEvent{rank, world->world_size, ::getpid(), trainer.device_name(), host, mesh->sp_index(),
                               mesh->dp_index()});
+    if (const std::string pw = trainer.pointwise_summary(); !pw.empty())
+      std::fprintf(stderr, "halo worker: rank %d: per-pixel products: %s\n", rank, pw.c_str());
     if (!o.resume_from.empty())
       trainer.load_checkpoint(o.resume_from);
     else if (!cfg.model.pretrained.empty()) {

@@ -29,10 +29,18 @@ void BackboneImpl::set_overlap(bool on) {
 }
 
 bool BackboneImpl::set_recompute_cheap(bool on) {
+  return for_each_convnext_block([on](ConvNeXtBlockImpl& b) { b.set_recompute_cheap(on); });
+}
+
+bool BackboneImpl::set_pointwise_kernel(PointwiseKernel k) {
+  return for_each_convnext_block([k](ConvNeXtBlockImpl& b) { b.set_pointwise_kernel(k); });
+}
+
+bool BackboneImpl::for_each_convnext_block(const std::function<void(ConvNeXtBlockImpl&)>& fn) {
   bool any = false;
   for (auto& m : modules(false))
     if (auto* b = dynamic_cast<ConvNeXtBlockImpl*>(m.get())) {
-      b->set_recompute_cheap(on);
+      fn(*b);
       any = true;
     }
   return any;

@@ -2,6 +2,7 @@
 // and export: logits or stage outputs on stripes, its layer list, checkpointing and overlap.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,10 +12,13 @@
 #include "arch/LayerList.h"
 #include "arch/LayerShapes.h"
 #include "model/Checkpoint.h"
+#include "model/PointwiseKernel.h"
 #include "parallel/GradSync.h"
 #include "parallel/ShardedTensor.h"
 
 namespace halo::model {
+
+class ConvNeXtBlockImpl;
 
 class BackboneImpl : public torch::nn::Module {
  public:
@@ -30,6 +34,8 @@ class BackboneImpl : public torch::nn::Module {
   // ConvNeXt blocks keep only conv_dw's and fc1's outputs and recompute the cheap rest in
   // backward (model::block_pointwise); false for a backbone without ConvNeXt blocks.
   bool set_recompute_cheap(bool on);
+  // The kernels of those blocks' per-pixel products (parallel.pointwise); false without them.
+  bool set_pointwise_kernel(PointwiseKernel k);
 
   // The layer list it was built from, and views of it: every op that reads across W (the
   // pre-launch check) and the per-rank shapes for a (B, C, H, W) input (the layout event).
@@ -57,6 +63,8 @@ class BackboneImpl : public torch::nn::Module {
                                            CheckpointLevel level, parallel::ShardedTensor x);
 
  private:
+  bool for_each_convnext_block(const std::function<void(ConvNeXtBlockImpl&)>& fn);  // false: none
+
   arch::LayerList layers_;
 };
 

@@ -40,21 +40,23 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& y_in, const at::Tensor& norm_w,
                             const at::Tensor& norm_b, const at::Tensor& fc1_w, const at::Tensor& fc1_b,
                             const at::Tensor& fc2_w, const at::Tensor& fc2_b, const at::Tensor& gamma, double eps,
-                            int64_t dtype, bool output_unread) {
+                            int64_t dtype, int64_t kernel, bool output_unread) {
     const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
     const auto a = static_cast<at::ScalarType>(dtype);
+    const auto k = static_cast<PointwiseKernel>(kernel);
     // Kept channels-last contiguous (conv_dw's NCHW output goes): LayerNorm reads it in place.
     const at::Tensor y = y_in.contiguous();
     at::Tensor h;  // (..., 4C) fc1's output, GELU's input
     {
       const at::Tensor n = std::get<0>(norm(y, norm_w, norm_b, eps));  // (..., C)
-      h = at::linear(n.to(a), fc1_w.flatten(1).to(a), fc1_b.to(a));
+      h = pointwise_product(n.to(a), fc1_w.flatten(1).to(a), fc1_b.to(a), k);
     }
     ctx->save_for_backward({y, h, norm_w, norm_b, fc1_w, fc2_w, fc2_b, gamma});
     ctx->saved_data["eps"] = eps;
     ctx->saved_data["dtype"] = dtype;
+    ctx->saved_data["kernel"] = kernel;
     if (output_unread) return at::zeros(y.sizes(), y.options().dtype(c10::promoteTypes(a, gamma.scalar_type())));
-    const at::Tensor f = at::linear(model::gelu(h), fc2_w.flatten(1).to(a), fc2_b.to(a));  // (..., C)
+    const at::Tensor f = pointwise_product(model::gelu(h), fc2_w.flatten(1).to(a), fc2_b.to(a), k);  // (..., C)
     return f * gamma;  // gamma (fp32) promotes: the stream stays fp32
   }
 
@@ -65,6 +67,7 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     const at::Tensor &fc1_w = saved[4], &fc2_w = saved[5], &fc2_b = saved[6], &gamma = saved[7];
     const double eps = ctx->saved_data["eps"].toDouble();
     const auto a = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
+    const auto k = static_cast<PointwiseKernel>(ctx->saved_data["kernel"].toInt());
     const int64_t c = y.size(-1), hidden = h.size(-1);
     const at::Tensor w1 = fc1_w.flatten(1).to(a), w2 = fc2_w.flatten(1).to(a);
     at::Tensor grad_gamma, grad_fc2_w, grad_fc2_b, grad_h, grad_fc1_b;
@@ -72,23 +75,28 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
       const at::Tensor go = grads[0].reshape({-1, c});  // (P, C) d loss / d out
       at::Tensor gf = (go * gamma).to(a);               // (P, C) d loss / d fc2's output
       grad_fc2_b = gf.sum(0);
-      grad_h = at::mm(gf, w2);                 // (P, 4C) d loss / d GELU's output, then d loss / d h; h becomes gelu(h)
-      gf.reset();                              // freed before M's copies: the planner's peak holds no gf
-      at::Tensor g = h.reshape({-1, hidden});  // (P, 4C) a view of the saved h: backward runs once
+      // (..., 4C) d loss / d GELU's output, then d loss / d h; h becomes gelu(h)
+      grad_h = pointwise_grads(gf.reshape(y.sizes()), h, w2, true, false, k).first;
+      gf.reset();                                         // freed before M's copies: the planner's peak holds no gf
+      at::Tensor g = h;                                   // (..., 4C) the saved h itself: backward runs once
       grad_fc1_b = gelu_backward_keep_value_(grad_h, g);  // fc1's bias gradient from the same pass
       // fc2's weight gradient without gamma, M = go^T gelu(h): it gives fc2's weight gradient
       // (gamma * M) and gamma's (sum_k W2 * M + b2 * sum_p go). Under bf16 autocast M is formed in
       // bf16 from go's bf16 copy (an eighth of an fp32 copy of GELU's output; bf16 has fp32's
       // range); otherwise in the gradient's dtype (fp16's range would not hold M: it lacks gamma).
       const auto md = a == at::kBFloat16 ? a : go.scalar_type();
-      at::Tensor m = at::mm(go.to(md).t(), g.to(md));  // (C, 4C)
+      at::Tensor m = k == PointwiseKernel::Gemm  // (C, 4C)
+                         ? at::mm(go.to(md).t(), g.reshape({-1, hidden}).to(md))
+                         : pointwise_grads(go.to(md).reshape(y.sizes()), g.to(md), w2.to(md), false, true, k).second;
       const at::Tensor w2_used = w2.to(md), b2_used = fc2_b.to(a).to(go.scalar_type());
       grad_gamma = (w2_used * m).sum(1, false, go.scalar_type()) + b2_used * go.sum(0);
       grad_fc2_w = m.mul_(gamma.to(m.scalar_type()).unsqueeze(1)).view(fc2_w.sizes());
     }
     auto [n, mean, rstd] = norm(y, norm_w, norm_b, eps);  // recomputed: the same values as forward's
-    const at::Tensor grad_fc1_w = at::mm(grad_h.t(), n.reshape({-1, c}).to(a)).view(fc1_w.sizes());
-    const at::Tensor grad_n = at::mm(grad_h, w1).to(n.scalar_type()).view(n.sizes());  // (..., C)
+    auto [grad_n_a, grad_w1] = pointwise_grads(grad_h, n.to(a), w1, true, true, k);
+    const at::Tensor grad_fc1_w = grad_w1.view(fc1_w.sizes());
+    const at::Tensor grad_n = grad_n_a.to(n.scalar_type()).view(n.sizes());  // (..., C)
+    grad_n_a.reset();
     grad_h = at::Tensor();
     n = at::Tensor();
     auto [grad_x, grad_norm_w, grad_norm_b] =
@@ -104,6 +112,7 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
             as(grad_gamma, gamma),
             at::Tensor(),
             at::Tensor(),
+            at::Tensor(),
             at::Tensor()};
   }
 };
@@ -113,7 +122,7 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
 torch::Tensor block_pointwise(const torch::Tensor& y, const BlockPointwiseWeights& w, bool output_unread) {
   return BlockPointwiseFunction::apply(y, w.norm_weight, w.norm_bias, w.fc1_weight, w.fc1_bias, w.fc2_weight,
                                        w.fc2_bias, w.gamma, w.eps, static_cast<int64_t>(compute_dtype(y)),
-                                       output_unread);
+                                       static_cast<int64_t>(w.kernel), output_unread);
 }
 
 }  // namespace halo::model

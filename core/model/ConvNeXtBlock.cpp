@@ -61,7 +61,7 @@ parallel::ShardedTensor ConvNeXtBlockImpl::branch(const parallel::ShardedTensor&
   if (recompute_cheap_ && is_training()) {
     y = block_pointwise(y.permute({0, 2, 3, 1}),
                         {norm->weight, norm->bias, mlp->fc1_weight, mlp->fc1_bias, mlp->fc2_weight, mlp->fc2_bias,
-                         gamma, norm->eps()},
+                         gamma, norm->eps(), pointwise_kernel_},
                         recompute_output_unread())
             .permute({0, 3, 1, 2});
   } else {

@@ -9,6 +9,7 @@
 
 #include "arch/Layer.h"
 #include "model/LayerNorm2d.h"
+#include "model/PointwiseKernel.h"
 #include "model/ShardedConv2d.h"
 #include "parallel/ShardedTensor.h"
 
@@ -42,6 +43,8 @@ class ConvNeXtBlockImpl : public torch::nn::Module {
   // Keep only conv_dw's and fc1's outputs for backward (model::block_pointwise): the same
   // values and gradients, about half the saved bytes, LayerNorm and GELU run twice.
   void set_recompute_cheap(bool on) { recompute_cheap_ = on; }
+  // The kernels of the recomputing branch's per-pixel products (model::PointwiseKernel).
+  void set_pointwise_kernel(PointwiseKernel k) { pointwise_kernel_ = k; }
 
   ShardedConv2d conv_dw{nullptr};
   LayerNorm2d norm{nullptr};
@@ -52,6 +55,7 @@ class ConvNeXtBlockImpl : public torch::nn::Module {
   bool conv_mlp_;
   double drop_path_;  // stochastic depth: drop the residual branch per sample in training
   bool recompute_cheap_ = false;
+  PointwiseKernel pointwise_kernel_ = PointwiseKernel::Gemm;
 };
 TORCH_MODULE(ConvNeXtBlock);
 

@@ -22,6 +22,7 @@
 #include "model/AutocastScope.h"
 #include "model/ConvNeXt.h"
 #include "model/LayerProbe.h"
+#include "model/PointwiseKernel.h"
 #include "model/ShardedConv2d.h"
 #include "model/StateDict.h"
 #include "model/WeightGate.h"
@@ -45,6 +46,30 @@ namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
+
+// parallel.pointwise onto the backbone's ConvNeXt blocks. auto times both kernels here, before
+// any step (the probe draws from its own generator and its memory is gone before step 1); only
+// fp32 CPU products can take oneDNN. Returns Trainer::pointwise_summary.
+std::string choose_pointwise(const config::ExperimentConfig& cfg, const torch::Device& device,
+                             model::BackboneImpl& backbone) {
+  using config::Pointwise;
+  using model::PointwiseKernel;
+  if (!backbone.set_pointwise_kernel(PointwiseKernel::Gemm)) return "";
+  PointwiseKernel k = cfg.parallel.pointwise == Pointwise::OneDnn ? PointwiseKernel::OneDnn : PointwiseKernel::Gemm;
+  std::string why = "parallel.pointwise";
+  if (cfg.parallel.pointwise == Pointwise::Auto) {
+    if (!device.is_cpu() || cfg.train.precision != config::Precision::Fp32 ||
+        cfg.parallel.recompute != config::Recompute::Cheap) {
+      why = "auto: oneDNN's kernel is used for fp32 CPU products with parallel.recompute cheap only";
+    } else {
+      const model::PointwiseProbe p = model::probe_pointwise_kernels();
+      k = p.faster;
+      why = fmt::format("auto, probe: gemm {:.2f} ms, onednn {:.2f} ms", p.gemm_s * 1e3, p.onednn_s * 1e3);
+    }
+  }
+  backbone.set_pointwise_kernel(k);
+  return fmt::format("{} ({})", k == PointwiseKernel::OneDnn ? "onednn" : "gemm", why);
+}
 
 // "loss became NaN at step 7", "the gradient norm became +inf at step 7".
 std::string nonfinite_text(const std::string& what, double value, int64_t step) {
@@ -125,6 +150,7 @@ struct Trainer::State {
   int64_t step = 0;
   bool keep_timeline = false;  // probe the next step
   std::optional<protocol::MemoryTimelineEvent> timeline;
+  std::string pointwise;  // Trainer::pointwise_summary
 
   // ZeRO's weights stage: every block's weights gathered while it lives (none otherwise).
   std::unique_ptr<parallel::ShardedState::Whole> whole_weights() const {
@@ -145,6 +171,7 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
                                      : model::CheckpointLevel::Block);
   // ResNet and RegNet have no ConvNeXt blocks: for them the setting changes nothing.
   s_->backbone->set_recompute_cheap(cfg_.parallel.recompute == config::Recompute::Cheap);
+  s_->pointwise = choose_pointwise(cfg_, s_->device, *s_->backbone);
   shard::check_shardable(s_->backbone->layer_windows(), cfg_.data.width, mesh_->shape().sp);
   label_exchanges(*s_->backbone, s_->task->module());
   auto params = named_parameters();
@@ -199,6 +226,8 @@ std::vector<std::pair<std::string, at::Tensor>> Trainer::named_parameters() cons
 }
 
 std::string Trainer::device_name() const { return s_->device.str(); }
+
+std::string Trainer::pointwise_summary() const { return s_->pointwise; }
 
 StepResult Trainer::step() {
   StepResult r;

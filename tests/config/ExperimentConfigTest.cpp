@@ -39,7 +39,7 @@ TEST(ExperimentConfig, DefaultsRoundTrip) {
 
 TEST(ExperimentConfig, ToJsonWritesEveryField) {
   const json j = to_json(ExperimentConfig{});
-  const std::map<std::string, size_t> sections{{"model", 6},  {"loss", 7},     {"data", 8}, {"parallel", 9},
+  const std::map<std::string, size_t> sections{{"model", 6},  {"loss", 7},     {"data", 8}, {"parallel", 10},
                                                {"optim", 10}, {"schedule", 3}, {"train", 7}};
   EXPECT_EQ(j.size(), 3 + sections.size());
   for (const auto& [name, n] : sections) {
@@ -209,6 +209,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"({"parallel": {"checkpoint_level": "layer"}})", "parallel.checkpoint_level",
              "choose one of: block, stage"},
         Case{R"({"parallel": {"backend": "mpi"}})", "parallel.backend", "choose one of: auto, gloo, nccl"},
+        Case{R"({"parallel": {"pointwise": "mkl"}})", "parallel.pointwise", "choose one of: auto, gemm, onednn"},
         Case{R"({"optim": {"name": "adam"}})", "optim.name", "choose one of: adamw, sgd, lamb"},
         Case{R"({"train": {"precision": "fp8"}})", "train.precision", "choose one of: fp32, bf16, fp16"}));
 

@@ -18,15 +18,18 @@ struct Result {
   std::vector<at::Tensor> grads;
 };
 
-Result run(bool cheap, at::ScalarType dtype, bool bf16_autocast, double drop_path, CheckpointLevel level) {
+// batch 16: ATen runs a fp32 1x1 convolution on one thread in oneDNN from 16 samples up.
+Result run(bool cheap, at::ScalarType dtype, bool bf16_autocast, double drop_path, CheckpointLevel level,
+           PointwiseKernel kernel = PointwiseKernel::Gemm, int64_t batch = 2) {
   const auto v = *arch::find_convnext_variant("convnext_test");
   torch::manual_seed(5);
   ConvNeXt net(v, 4, 3, drop_path);
   net->to(dtype);
   net->set_checkpoint(level);
   EXPECT_TRUE(net->set_recompute_cheap(cheap));
+  EXPECT_TRUE(net->set_pointwise_kernel(kernel));
   torch::manual_seed(1);
-  const at::Tensor images = torch::randn({2, 3, 32, 64}, dtype).requires_grad_(true);
+  const at::Tensor images = torch::randn({batch, 3, 32, 64}, dtype).requires_grad_(true);
   torch::manual_seed(9);  // drop path's draws
   at::autocast::set_autocast_enabled(at::kCPU, bf16_autocast);
   at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
@@ -35,7 +38,7 @@ Result run(bool cheap, at::ScalarType dtype, bool bf16_autocast, double drop_pat
   r.logits = net->forward(x).to(dtype);
   at::autocast::set_autocast_enabled(at::kCPU, false);
   at::autocast::clear_cache();
-  torch::cross_entropy_loss(r.logits, torch::tensor({1, 3})).backward();
+  torch::cross_entropy_loss(r.logits, torch::arange(batch) % 4).backward();
   r.input_grad = images.grad();
   for (const auto& p : net->parameters()) r.grads.push_back(p.grad());
   return r;
@@ -52,14 +55,16 @@ struct Case {
   double drop_path;
   CheckpointLevel level;
   double tolerance;
+  PointwiseKernel kernel = PointwiseKernel::Gemm;  // the cheap block's products
+  int64_t batch = 2;
 };
 
 class BlockPointwise : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BlockPointwise, GivesThePlainBlocksValuesAndGradients) {
   const Case c = GetParam();
-  const Result plain = run(false, c.dtype, c.bf16, c.drop_path, c.level);
-  const Result cheap = run(true, c.dtype, c.bf16, c.drop_path, c.level);
+  const Result plain = run(false, c.dtype, c.bf16, c.drop_path, c.level, PointwiseKernel::Gemm, c.batch);
+  const Result cheap = run(true, c.dtype, c.bf16, c.drop_path, c.level, c.kernel, c.batch);
   EXPECT_LE(relative(cheap.logits, plain.logits), c.tolerance);
   EXPECT_LE(relative(cheap.input_grad, plain.input_grad), c.tolerance);
   ASSERT_EQ(cheap.grads.size(), plain.grads.size());
@@ -99,14 +104,20 @@ TEST(BlockPointwiseBackward, ASecondBackwardIsRefusedNotWrong) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, BlockPointwise,
-                         ::testing::Values(Case{"float64", at::kDouble, false, 0.0, CheckpointLevel::None, 1e-12},
-                                           Case{"float64_drop_path_checkpoint", at::kDouble, false, 0.2,
-                                                CheckpointLevel::Block, 1e-12},
-                                           Case{"float32", at::kFloat, false, 0.0, CheckpointLevel::None, 1e-5},
-                                           // bf16 has 8 bits of mantissa: gamma's gradient is summed in another order
-                                           Case{"bf16_autocast", at::kFloat, true, 0.0, CheckpointLevel::None, 4e-2}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BlockPointwise,
+    ::testing::Values(
+        Case{"float64", at::kDouble, false, 0.0, CheckpointLevel::None, 1e-12},
+        Case{"float64_drop_path_checkpoint", at::kDouble, false, 0.2, CheckpointLevel::Block, 1e-12},
+        Case{"float32", at::kFloat, false, 0.0, CheckpointLevel::None, 1e-5},
+        // bf16 has 8 bits of mantissa: gamma's gradient is summed in another order
+        Case{"bf16_autocast", at::kFloat, true, 0.0, CheckpointLevel::None, 4e-2},
+        // oneDNN's 1x1 convolutions for fc1 and fc2 and their gradients
+        Case{"float32_onednn", at::kFloat, false, 0.2, CheckpointLevel::Block, 1e-5, PointwiseKernel::OneDnn, 16},
+        // float64 and bf16 products are GEMMs whatever the setting
+        Case{"float64_onednn", at::kDouble, false, 0.0, CheckpointLevel::None, 1e-12, PointwiseKernel::OneDnn, 16},
+        Case{"bf16_autocast_onednn", at::kFloat, true, 0.0, CheckpointLevel::None, 4e-2, PointwiseKernel::OneDnn, 16}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace halo::model
