@@ -55,17 +55,17 @@ std::string choose_pointwise(const config::ExperimentConfig& cfg, const torch::D
   using config::Pointwise;
   using model::PointwiseKernel;
   if (!backbone.set_pointwise_kernel(PointwiseKernel::Gemm)) return "";
-  PointwiseKernel k = cfg.parallel.pointwise == Pointwise::OneDnn ? PointwiseKernel::OneDnn : PointwiseKernel::Gemm;
+  if (cfg.parallel.recompute != config::Recompute::Cheap)
+    return "gemm (parallel.recompute none runs the plain ops, whose products are GEMMs)";
+  if (cfg.parallel.pointwise == Pointwise::Gemm) return "gemm (parallel.pointwise)";
+  if (!device.is_cpu() || cfg.train.precision != config::Precision::Fp32)
+    return "gemm (oneDNN's kernel is used for fp32 CPU products only)";
+  PointwiseKernel k = PointwiseKernel::OneDnn;
   std::string why = "parallel.pointwise";
   if (cfg.parallel.pointwise == Pointwise::Auto) {
-    if (!device.is_cpu() || cfg.train.precision != config::Precision::Fp32 ||
-        cfg.parallel.recompute != config::Recompute::Cheap) {
-      why = "auto: oneDNN's kernel is used for fp32 CPU products with parallel.recompute cheap only";
-    } else {
-      const model::PointwiseProbe p = model::probe_pointwise_kernels();
-      k = p.faster;
-      why = fmt::format("auto, probe: gemm {:.2f} ms, onednn {:.2f} ms", p.gemm_s * 1e3, p.onednn_s * 1e3);
-    }
+    const model::PointwiseProbe p = model::probe_pointwise_kernels();
+    k = p.faster;
+    why = fmt::format("auto, probe: gemm {:.2f} ms, onednn {:.2f} ms", p.gemm_s * 1e3, p.onednn_s * 1e3);
   }
   backbone.set_pointwise_kernel(k);
   return fmt::format("{} ({})", k == PointwiseKernel::OneDnn ? "onednn" : "gemm", why);
