@@ -26,17 +26,25 @@ at::Tensor allowed(const at::Tensor& x, const at::Tensor& grad) {
   return 4e-7 * (1 + x.abs().to(torch::kDouble)) * grad.abs().to(torch::kDouble) + 1e-30;
 }
 
-// NaN and infinity exactly where ATen's fp32 kernel gives them; elsewhere within `allowed` of the float64 result.
+// 0 finite, 1 infinite, 2 NaN, per element.
+at::Tensor value_class(const at::Tensor& t) { return t.isinf().to(torch::kInt) + 2 * t.isnan().to(torch::kInt); }
+
+// NaN and infinity where ATen's fp32 kernel gives them or where the float64 result does in fp32
+// (ATen's own fp32 kernels differ at the edges between instruction sets: on AVX-512, gelu(3e38)
+// is inf and gelu(inf) NaN); elsewhere within `allowed` of the float64 result.
 void expect_close(const at::Tensor& got, const at::Tensor& aten_f32, const at::Tensor& exact,
                   const at::Tensor& tolerance, const char* what) {
-  EXPECT_TRUE(torch::equal(got.isnan(), aten_f32.isnan())) << what;
-  EXPECT_TRUE(torch::equal(got.isinf(), aten_f32.isinf())) << what;
+  const at::Tensor cls = value_class(got);
+  const at::Tensor agree = cls.eq(value_class(aten_f32)) | cls.eq(value_class(exact.to(torch::kFloat)));
+  EXPECT_TRUE(agree.all().item<bool>()) << what << ": NaN or infinity at x index "
+                                        << (~agree).nonzero().flatten().slice(0, 0, 4);
   const at::Tensor finite = exact.isfinite() & got.isfinite();
   const at::Tensor error = (got.to(torch::kDouble) - exact).abs().masked_fill(~finite, 0);
   const at::Tensor excess = (error - tolerance).masked_fill(~finite, -1);
   EXPECT_LE(excess.max().item<double>(), 0) << what << ": worst error " << error.max().item<double>();
-  const at::Tensor aten_error = (aten_f32.to(torch::kDouble) - exact).abs().masked_fill(~finite, 0);
-  EXPECT_LE((aten_error - tolerance).masked_fill(~finite, -1).max().item<double>(), 0)
+  const at::Tensor aten_finite = exact.isfinite() & aten_f32.isfinite();
+  const at::Tensor aten_error = (aten_f32.to(torch::kDouble) - exact).abs().masked_fill(~aten_finite, 0);
+  EXPECT_LE((aten_error - tolerance).masked_fill(~aten_finite, -1).max().item<double>(), 0)
       << what << ": the bound does not even hold for ATen's own fp32 kernel";
 }
 
