@@ -27,9 +27,10 @@ enum class NonFinite { Stop, Skip };  // a NaN/inf loss or gradient the fp16 los
 // all-gathered just before the block runs (forward, recompute, backward) and freed after.
 enum class ShardState { None, Optimizer, Gradients, Weights };
 enum class Recompute { None, Cheap };  // cheap: ConvNeXt blocks recompute LayerNorm, GELU in backward
-// The CPU kernels of those blocks' per-pixel products: auto times both when a rank starts (and
-// may choose differently from run to run where the two are close: gemm is the default).
-enum class Pointwise { Auto, Gemm, OneDnn };
+// The CPU kernels of those blocks' per-pixel products: cpu (the default) by the CPU's kind, the
+// same on every run of a host; auto times both when a rank starts (and may choose differently
+// from run to run where the two are close).
+enum class Pointwise { Cpu, Auto, Gemm, OneDnn };
 
 template <class E>
 struct EnumTable;  // static constexpr std::array<std::pair<E, std::string_view>, N> names
@@ -55,7 +56,8 @@ HALO_ENUM_TABLE(NonFinite, {NonFinite::Stop, "stop"}, {NonFinite::Skip, "skip"})
 HALO_ENUM_TABLE(ShardState, {ShardState::None, "none"}, {ShardState::Optimizer, "optimizer"},
                 {ShardState::Gradients, "gradients"}, {ShardState::Weights, "weights"});
 HALO_ENUM_TABLE(Recompute, {Recompute::None, "none"}, {Recompute::Cheap, "cheap"});
-HALO_ENUM_TABLE(Pointwise, {Pointwise::Auto, "auto"}, {Pointwise::Gemm, "gemm"}, {Pointwise::OneDnn, "onednn"});
+HALO_ENUM_TABLE(Pointwise, {Pointwise::Cpu, "cpu"}, {Pointwise::Auto, "auto"}, {Pointwise::Gemm, "gemm"},
+                {Pointwise::OneDnn, "onednn"});
 #undef HALO_ENUM_TABLE
 
 template <class E>

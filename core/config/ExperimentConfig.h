@@ -53,7 +53,7 @@ struct ParallelConfig {
   int threads_per_rank = 1;
   ShardState shard_state = ShardState::None;  // ZeRO stage over the world
   Recompute recompute = Recompute::Cheap;     // save less per block, recompute the cheap ops
-  Pointwise pointwise = Pointwise::Gemm;      // MKL's GEMM or oneDNN for the blocks' 1x1 products (CPU)
+  Pointwise pointwise = Pointwise::Cpu;       // MKL's GEMM or oneDNN for the blocks' 1x1 products (CPU)
   bool operator==(const ParallelConfig&) const = default;
 };
 

@@ -25,6 +25,19 @@ std::pair<torch::Tensor, torch::Tensor> pointwise_grads(const torch::Tensor& gra
                                                         const torch::Tensor& w, bool input, bool weight,
                                                         PointwiseKernel k);
 
+// What parallel.pointwise cpu reads of this CPU: MKL's GEMM has no AVX-512 code for AMD CPUs
+// (it runs its AVX2 code there), where oneDNN's 1x1 convolution does.
+struct CpuKind {
+  bool amd = false;
+  bool avx512f = false;
+};
+CpuKind this_cpu_kind();
+
+// OneDnn on an AMD CPU with AVX-512 (measured: 2.1-2.3x MKL's GEMM on Zen 5, 0.97-1.2x on Zen 4),
+// Gemm elsewhere (even on Zen 3, AVX2; MKL's own code on Intel). A pure function of the kind, so
+// every run on one host takes the same kernel whatever the host's load.
+PointwiseKernel kernel_for_cpu(const CpuKind& cpu);
+
 // OneDnn is chosen only when the probe finds it this much faster: two kernels within a quiet
 // host's noise of each other keep Gemm (a loaded host can still tip it; parallel.pointwise
 // auto is not the default for that reason).

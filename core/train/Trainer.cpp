@@ -62,7 +62,11 @@ std::string choose_pointwise(const config::ExperimentConfig& cfg, const torch::D
     return "gemm (oneDNN's kernel is used for fp32 CPU products only)";
   PointwiseKernel k = PointwiseKernel::OneDnn;
   std::string why = "parallel.pointwise";
-  if (cfg.parallel.pointwise == Pointwise::Auto) {
+  if (cfg.parallel.pointwise == Pointwise::Cpu) {
+    const model::CpuKind cpu = model::this_cpu_kind();
+    k = model::kernel_for_cpu(cpu);
+    why = fmt::format("cpu: {}{}", cpu.amd ? "AMD" : "not AMD", cpu.avx512f ? " with AVX-512" : ", no AVX-512");
+  } else if (cfg.parallel.pointwise == Pointwise::Auto) {
     const model::PointwiseProbe p = model::probe_pointwise_kernels();
     k = p.faster;
     why = fmt::format("auto, probe: gemm {:.2f} ms, onednn {:.2f} ms", p.gemm_s * 1e3, p.onednn_s * 1e3);

@@ -209,7 +209,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"({"parallel": {"checkpoint_level": "layer"}})", "parallel.checkpoint_level",
              "choose one of: block, stage"},
         Case{R"({"parallel": {"backend": "mpi"}})", "parallel.backend", "choose one of: auto, gloo, nccl"},
-        Case{R"({"parallel": {"pointwise": "mkl"}})", "parallel.pointwise", "choose one of: auto, gemm, onednn"},
+        Case{R"({"parallel": {"pointwise": "mkl"}})", "parallel.pointwise", "choose one of: cpu, auto, gemm, onednn"},
         Case{R"({"optim": {"name": "adam"}})", "optim.name", "choose one of: adamw, sgd, lamb"},
         Case{R"({"train": {"precision": "fp8"}})", "train.precision", "choose one of: fp32, bf16, fp16"}));
 

@@ -1,5 +1,6 @@
 // model::PointwiseKernel: oneDNN's 1x1 convolutions give the GEMMs' products and gradients to
-// fp32's rounding (and run in oneDNN), everything but fp32 stays on GEMM, and the probe's rule.
+// fp32's rounding (and run in oneDNN), everything but fp32 stays on GEMM, the CPU kind's rule
+// and the probe's.
 #include "model/PointwiseKernel.h"
 
 #include <gtest/gtest.h>
@@ -94,6 +95,17 @@ TEST(PointwiseKernel, Float64AndBf16StayOnGemm) {
     EXPECT_TRUE(torch::equal(onednn.grad_x, gemm.grad_x)) << dtype;
     EXPECT_TRUE(torch::equal(onednn.grad_w, gemm.grad_w)) << dtype;
   }
+}
+
+// parallel.pointwise cpu: oneDNN only where MKL's GEMM lacks AVX-512 code (AMD with AVX-512).
+TEST(PointwiseKernel, TheCpuKindPicksOneDnnOnAmdWithAvx512Only) {
+  EXPECT_EQ(kernel_for_cpu({.amd = true, .avx512f = true}), PointwiseKernel::OneDnn);
+  EXPECT_EQ(kernel_for_cpu({.amd = true, .avx512f = false}), PointwiseKernel::Gemm);
+  EXPECT_EQ(kernel_for_cpu({.amd = false, .avx512f = true}), PointwiseKernel::Gemm);
+  EXPECT_EQ(kernel_for_cpu({.amd = false, .avx512f = false}), PointwiseKernel::Gemm);
+  const CpuKind here = this_cpu_kind(), again = this_cpu_kind();
+  EXPECT_EQ(here.amd, again.amd);
+  EXPECT_EQ(here.avx512f, again.avx512f);
 }
 
 TEST(PointwiseKernel, OneDnnIsChosenOnlyWhenClearlyFaster) {

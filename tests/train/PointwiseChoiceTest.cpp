@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "model/PointwiseKernel.h"
 #include "parallel/Mesh.h"
 #include "train/Trainer.h"
 
@@ -29,7 +30,14 @@ std::string summary(config::Pointwise p, const std::string& arch = "convnext_tes
 }
 
 TEST(PointwiseChoice, EachSettingIsReportedAsTheKernelTheBlocksRun) {
-  EXPECT_EQ(config::ExperimentConfig{}.parallel.pointwise, config::Pointwise::Gemm) << "the default";
+  EXPECT_EQ(config::ExperimentConfig{}.parallel.pointwise, config::Pointwise::Cpu) << "the default";
+  const model::CpuKind cpu = model::this_cpu_kind();
+  const std::string by_cpu = summary(config::Pointwise::Cpu);
+  EXPECT_EQ(by_cpu, cpu.amd && cpu.avx512f ? "onednn (cpu: AMD with AVX-512)"
+                    : cpu.amd              ? "gemm (cpu: AMD, no AVX-512)"
+                    : cpu.avx512f          ? "gemm (cpu: not AMD with AVX-512)"
+                                           : "gemm (cpu: not AMD, no AVX-512)");
+  EXPECT_EQ(summary(config::Pointwise::Cpu), by_cpu) << "the same kernel on every run of a host";
   EXPECT_EQ(summary(config::Pointwise::Gemm), "gemm (parallel.pointwise)");
   EXPECT_EQ(summary(config::Pointwise::OneDnn), "onednn (parallel.pointwise)");
   const std::string automatic = summary(config::Pointwise::Auto);
