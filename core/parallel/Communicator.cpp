@@ -80,6 +80,14 @@ Pending Communicator::all_reduce_sum_async(at::Tensor& t) {
 
 void Communicator::all_reduce_sum(at::Tensor& t) { all_reduce_sum_async(t).wait(); }
 
+bool Communicator::every_rank(bool yes) {
+  if (size() == 1) return yes;
+  at::Tensor votes = at::full({1}, yes ? 1.0 : 0.0, at::kDouble);
+  if (kind() == BackendKind::Nccl) votes = votes.cuda();  // NCCL sums CUDA tensors only
+  all_reduce_sum(votes);
+  return votes.item<double>() == size();
+}
+
 namespace {
 
 void check_chunks(const Communicator& c, const at::Tensor& flat, const at::Tensor& chunk, const char* what) {

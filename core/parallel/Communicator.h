@@ -63,6 +63,9 @@ class Communicator {
   // Concatenates each rank's tensor along `dim`; `sizes[r]` is rank r's extent on dim.
   at::Tensor all_gather_cat(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& sizes);
   void broadcast(at::Tensor& t, int root);
+  // True on every rank when `yes` is true on every rank: one decision that ranks made apart
+  // (by their CPUs, by a timing) taken together.
+  bool every_rank(bool yes);
   void barrier();
   // Posts every op of one exchange (receives first), NCCL ops in one coalesced group; on Gloo
   // each peer's next receive is posted a message ahead. Every rank must issue its exchanges in

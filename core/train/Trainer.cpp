@@ -49,9 +49,10 @@ namespace {
 
 // parallel.pointwise onto the backbone's ConvNeXt blocks. auto times both kernels here, before
 // any step (the probe draws from its own generator and its memory is gone before step 1); only
-// fp32 CPU products can take oneDNN. Returns Trainer::pointwise_summary.
+// fp32 CPU products can take oneDNN, and only where every rank chose it. Returns
+// Trainer::pointwise_summary.
 std::string choose_pointwise(const config::ExperimentConfig& cfg, const torch::Device& device,
-                             model::BackboneImpl& backbone) {
+                             model::BackboneImpl& backbone, parallel::Mesh& mesh) {
   using config::Pointwise;
   using model::PointwiseKernel;
   if (!backbone.set_pointwise_kernel(PointwiseKernel::Gemm)) return "";
@@ -65,11 +66,20 @@ std::string choose_pointwise(const config::ExperimentConfig& cfg, const torch::D
   if (cfg.parallel.pointwise == Pointwise::Cpu) {
     const model::CpuKind cpu = model::this_cpu_kind();
     k = model::kernel_for_cpu(cpu);
-    why = fmt::format("cpu: {}{}", cpu.amd ? "AMD" : "not AMD", cpu.avx512f ? " with AVX-512" : ", no AVX-512");
+    why = fmt::format("cpu: {}{}", cpu.amd ? "AMD" : "not AMD", cpu.avx512f ? ", AVX-512" : ", no AVX-512");
   } else if (cfg.parallel.pointwise == Pointwise::Auto) {
     const model::PointwiseProbe p = model::probe_pointwise_kernels();
     k = p.faster;
     why = fmt::format("auto, probe: gemm {:.2f} ms, onednn {:.2f} ms", p.gemm_s * 1e3, p.onednn_s * 1e3);
+  }
+  // cpu and auto decide on each rank (hosts of one run may differ in CPU, probes in timing); all
+  // ranks must run the same kernels, so the run takes oneDNN only where every rank chose it.
+  if (cfg.parallel.pointwise != Pointwise::OneDnn) {
+    const bool everywhere = mesh.world().every_rank(k == PointwiseKernel::OneDnn);
+    if (k == PointwiseKernel::OneDnn && !everywhere) {
+      k = PointwiseKernel::Gemm;
+      why += "; another rank chose gemm";
+    }
   }
   backbone.set_pointwise_kernel(k);
   return fmt::format("{} ({})", k == PointwiseKernel::OneDnn ? "onednn" : "gemm", why);
@@ -175,7 +185,7 @@ Trainer::Trainer(const config::ExperimentConfig& cfg, std::shared_ptr<parallel::
                                      : model::CheckpointLevel::Block);
   // ResNet and RegNet have no ConvNeXt blocks: for them the setting changes nothing.
   s_->backbone->set_recompute_cheap(cfg_.parallel.recompute == config::Recompute::Cheap);
-  s_->pointwise = choose_pointwise(cfg_, s_->device, *s_->backbone);
+  s_->pointwise = choose_pointwise(cfg_, s_->device, *s_->backbone, *mesh_);
   shard::check_shardable(s_->backbone->layer_windows(), cfg_.data.width, mesh_->shape().sp);
   label_exchanges(*s_->backbone, s_->task->module());
   auto params = named_parameters();

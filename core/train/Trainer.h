@@ -82,8 +82,8 @@ class Trainer {
   std::optional<protocol::MemoryTimelineEvent> take_timeline();
   int write_preview(const std::string& run_dir);
   std::string device_name() const;
-  // The ConvNeXt blocks' per-pixel kernels (parallel.pointwise) and why: "gemm (probe: gemm
-  // 2.10 ms, onednn 2.31 ms)"; "" for a backbone without such blocks.
+  // The ConvNeXt blocks' per-pixel kernels (parallel.pointwise) and why: "onednn (cpu: AMD,
+  // AVX-512)", "gemm (auto, probe: gemm 2.10 ms, onednn 2.31 ms)"; "" without such blocks.
   std::string pointwise_summary() const;
   // Named parameters (timm names) for export.
   std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;

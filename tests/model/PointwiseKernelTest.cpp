@@ -1,6 +1,5 @@
-// model::PointwiseKernel: oneDNN's 1x1 convolutions give the GEMMs' products and gradients to
-// fp32's rounding (and run in oneDNN), everything but fp32 stays on GEMM, the CPU kind's rule
-// and the probe's.
+// model::PointwiseKernel: oneDNN's 1x1 convs give the GEMMs' products and gradients to fp32's
+// rounding (in oneDNN), all but fp32 stays on GEMM; the CPU kind's rule and the probe's.
 #include "model/PointwiseKernel.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// Reduce-scatter and all-gather of a flat bucket on real Gloo ranks: the right sums and
-// chunks, and no allocation of the bucket's size (c10d's Gloo versions stage a whole copy).
+// Reduce-scatter and all-gather of a flat bucket on real Gloo ranks (the right sums and chunks,
+// no bucket-sized copy, which c10d's Gloo versions stage), and every_rank's vote.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -44,6 +44,23 @@ TEST_P(InPlaceCollectives, GiveTheSumsAndChunksWithoutABucketSizedCopy) {
     EXPECT_EQ(transient([&] { w.all_gather_in_place(gathered); }), 0);
     for (int r = 0; r < world; ++r)
       EXPECT_TRUE(torch::equal(gathered.narrow(0, r * c, c), torch::full({c}, static_cast<float>(r)))) << r;
+    return;
+  }
+  h.run_ranks();
+}
+
+TEST_P(InPlaceCollectives, EveryRankIsTrueOnlyWhereAllRanksSayTrue) {
+  const int world = GetParam();
+  testing::RankHarness h(world);
+  if (h.is_rank()) {
+    auto mesh = h.join({1, world});
+    Communicator& w = mesh->world();
+    EXPECT_TRUE(w.every_rank(true));
+    EXPECT_FALSE(w.every_rank(false));
+    EXPECT_FALSE(w.every_rank(h.rank() != world - 1)) << "one rank says no";
+    EXPECT_FALSE(w.every_rank(h.rank() == 0)) << "only one says yes";
+    EXPECT_TRUE(Communicator::solo()->every_rank(true));
+    EXPECT_FALSE(Communicator::solo()->every_rank(false));
     return;
   }
   h.run_ranks();

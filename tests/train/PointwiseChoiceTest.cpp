@@ -2,6 +2,8 @@
 // ConvNeXt blocks' per-pixel products on, for every setting and the cases that keep GEMM.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "model/PointwiseKernel.h"
@@ -33,10 +35,9 @@ TEST(PointwiseChoice, EachSettingIsReportedAsTheKernelTheBlocksRun) {
   EXPECT_EQ(config::ExperimentConfig{}.parallel.pointwise, config::Pointwise::Cpu) << "the default";
   const model::CpuKind cpu = model::this_cpu_kind();
   const std::string by_cpu = summary(config::Pointwise::Cpu);
-  EXPECT_EQ(by_cpu, cpu.amd && cpu.avx512f ? "onednn (cpu: AMD with AVX-512)"
-                    : cpu.amd              ? "gemm (cpu: AMD, no AVX-512)"
-                    : cpu.avx512f          ? "gemm (cpu: not AMD with AVX-512)"
-                                           : "gemm (cpu: not AMD, no AVX-512)");
+  EXPECT_EQ(by_cpu, fmt::format("{} (cpu: {}, {})",
+                                model::kernel_for_cpu(cpu) == model::PointwiseKernel::OneDnn ? "onednn" : "gemm",
+                                cpu.amd ? "AMD" : "not AMD", cpu.avx512f ? "AVX-512" : "no AVX-512"));
   EXPECT_EQ(summary(config::Pointwise::Cpu), by_cpu) << "the same kernel on every run of a host";
   EXPECT_EQ(summary(config::Pointwise::Gemm), "gemm (parallel.pointwise)");
   EXPECT_EQ(summary(config::Pointwise::OneDnn), "onednn (parallel.pointwise)");

@@ -1,6 +1,5 @@
-// The gradient norm's square sum read in place equals ATen's fp64 square-then-sum over dtypes,
-// lengths around the vector width, strided and empty tensors, and lists of them; in float64
-// it gives the bits of its documented order on every CPU kind (no fused multiply-add).
+// The gradient norm's square sum: ATen's fp64 square-then-sum over dtypes, lengths, strides,
+// empties and lists, and in float64 the bits of its documented order (no FMA) on every CPU.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -66,7 +65,8 @@ TEST(SquareSum, Float64GivesTheBitsOfItsOrderOnEveryCpuKind) {
   int differ_when_fused = 0;
   for (int64_t j = 0; j < 64; ++j) {
     const double a = pairs[j][0].item<double>(), b = pairs[j][1].item<double>();
-    differ_when_fused += std::fma(b, b, a * a) != a * a + b * b;
+    const volatile double a2 = a * a, b2 = b * b;  // rounded, even where this file may fuse
+    differ_when_fused += std::fma(b, b, a2) != a2 + b2;
     std::vector<double> lane(64, 0.0);  // lane j % 32, rounds 0 and 1
     lane[j % 32] = a;
     lane[32 + j % 32] = b;
