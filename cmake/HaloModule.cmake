@@ -51,3 +51,12 @@ function(halo_use_torch_pch target)
     target_precompile_headers(${target} REUSE_FROM halo_torch_pch)
   endif()
 endfunction()
+
+# Kernels whose bits are pinned (the same for any thread count and on every CPU kind) compile
+# without contracting a * b + c into fused multiply-add: HALO_TARGET_CLONES' avx512f clone has
+# FMA at 512 bits, so GCC would fuse there and not on AVX2 hosts, nor in narrower tails. Each
+# file compiles on its own (no unity batch, no PCH), so the flag reaches it alone.
+function(halo_pinned_bits)
+  set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS -ffp-contract=off SKIP_UNITY_BUILD_INCLUSION ON
+                                                 SKIP_PRECOMPILE_HEADERS ON)
+endfunction()

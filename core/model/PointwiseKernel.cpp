@@ -51,10 +51,7 @@ std::pair<torch::Tensor, torch::Tensor> pointwise_grads(const torch::Tensor& gra
   return {gx, gw};
 }
 
-CpuKind this_cpu_kind() {
-  __builtin_cpu_init();
-  return {__builtin_cpu_is("amd") != 0, __builtin_cpu_supports("avx512f") != 0};
-}
+CpuKind this_cpu_kind() { return {__builtin_cpu_is("amd") != 0, __builtin_cpu_supports("avx512f") != 0}; }
 
 PointwiseKernel kernel_for_cpu(const CpuKind& cpu) {
   return cpu.amd && cpu.avx512f ? PointwiseKernel::OneDnn : PointwiseKernel::Gemm;

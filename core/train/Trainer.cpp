@@ -66,7 +66,7 @@ std::string choose_pointwise(const config::ExperimentConfig& cfg, const torch::D
   if (cfg.parallel.pointwise == Pointwise::Cpu) {
     const model::CpuKind cpu = model::this_cpu_kind();
     k = model::kernel_for_cpu(cpu);
-    why = fmt::format("cpu: {}{}", cpu.amd ? "AMD" : "not AMD", cpu.avx512f ? ", AVX-512" : ", no AVX-512");
+    why = fmt::format("cpu: {}, {}", cpu.amd ? "AMD" : "not AMD", cpu.avx512f ? "AVX-512" : "no AVX-512");
   } else if (cfg.parallel.pointwise == Pointwise::Auto) {
     const model::PointwiseProbe p = model::probe_pointwise_kernels();
     k = p.faster;

@@ -5,9 +5,8 @@
 
 // HALO_TARGET_CLONES_FMA adds fused multiply-add: GCC then contracts a * b + c (C++'s default),
 // which rounds once where the plain copies round twice. It is for kernels held to an error
-// bound (GELU); kernels pinned bit for bit to a reference keep HALO_TARGET_CLONES and compile
-// with -ffp-contract=off (the avx512f clone has FMA at 512 bits): see DepthwiseWeightGrad.cpp in
-// core/parallel/CMakeLists.txt and SquareSum.cpp in core/train/CMakeLists.txt.
+// bound (GELU); kernels pinned bit for bit to a reference keep HALO_TARGET_CLONES and their
+// files are listed in halo_pinned_bits() (cmake/HaloModule.cmake): the avx512f clone has FMA.
 #if defined(__SANITIZE_ADDRESS__)
 #define HALO_TARGET_CLONES
 #define HALO_TARGET_CLONES_FMA
