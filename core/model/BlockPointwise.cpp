@@ -36,6 +36,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> norm(const at::Tensor& y, const a
   return at::native_layer_norm(norm_input(y), {y.size(-1)}, w, b, eps);
 }
 
+// Whether fc1's bias is added by GELU's own loops as they read fc1's output (fp32 GEMMs on the
+// CPU), not by addmm: addmm first copies the bias into every output row, a pass over 4C per pixel.
+// oneDNN adds it inside its convolution; other dtypes keep addmm's rounding.
+bool bias_in_gelu(PointwiseKernel k, at::ScalarType a, const at::Tensor& y) {
+  return k == PointwiseKernel::Gemm && a == at::kFloat && y.is_cpu();
+}
+
 struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& y_in, const at::Tensor& norm_w,
                             const at::Tensor& norm_b, const at::Tensor& fc1_w, const at::Tensor& fc1_b,
@@ -46,25 +53,27 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     const auto k = static_cast<PointwiseKernel>(kernel);
     // Kept channels-last contiguous (conv_dw's NCHW output goes): LayerNorm reads it in place.
     const at::Tensor y = y_in.contiguous();
-    at::Tensor h;  // (..., 4C) fc1's output, GELU's input
+    const bool late_bias = bias_in_gelu(k, a, y);
+    at::Tensor h;  // (..., 4C) fc1's output, GELU's input (without fc1's bias where GELU adds it)
     {
       const at::Tensor n = std::get<0>(norm(y, norm_w, norm_b, eps));  // (..., C)
-      h = pointwise_product(n.to(a), fc1_w.flatten(1).to(a), fc1_b.to(a), k);
+      h = pointwise_product(n.to(a), fc1_w.flatten(1).to(a), late_bias ? at::Tensor() : fc1_b.to(a), k);
     }
-    ctx->save_for_backward({y, h, norm_w, norm_b, fc1_w, fc2_w, fc2_b, gamma});
+    ctx->save_for_backward({y, h, norm_w, norm_b, fc1_w, fc2_w, fc2_b, gamma, fc1_b});
     ctx->saved_data["eps"] = eps;
     ctx->saved_data["dtype"] = dtype;
     ctx->saved_data["kernel"] = kernel;
     if (output_unread) return at::zeros(y.sizes(), y.options().dtype(c10::promoteTypes(a, gamma.scalar_type())));
-    const at::Tensor f = pointwise_product(model::gelu(h), fc2_w.flatten(1).to(a), fc2_b.to(a), k);  // (..., C)
-    return f * gamma;  // gamma (fp32) promotes: the stream stays fp32
+    const at::Tensor f = pointwise_product(model::gelu(h, late_bias ? fc1_b : at::Tensor()), fc2_w.flatten(1).to(a),
+                                           fc2_b.to(a), k);  // (..., C)
+    return f * gamma;                                        // gamma (fp32) promotes: the stream stays fp32
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &y = saved[0], &h = saved[1], &norm_w = saved[2], &norm_b = saved[3];
-    const at::Tensor &fc1_w = saved[4], &fc2_w = saved[5], &fc2_b = saved[6], &gamma = saved[7];
+    const at::Tensor &fc1_w = saved[4], &fc2_w = saved[5], &fc2_b = saved[6], &gamma = saved[7], &fc1_b = saved[8];
     const double eps = ctx->saved_data["eps"].toDouble();
     const auto a = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
     const auto k = static_cast<PointwiseKernel>(ctx->saved_data["kernel"].toInt());
@@ -77,9 +86,10 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
       grad_fc2_b = gf.sum(0);
       // (..., 4C) d loss / d GELU's output, then d loss / d h; h becomes gelu(h)
       grad_h = pointwise_grads(gf.reshape(y.sizes()), h, w2, true, false, k).first;
-      gf.reset();                                         // freed before M's copies: the planner's peak holds no gf
-      at::Tensor g = h;                                   // (..., 4C) the saved h itself: backward runs once
-      grad_fc1_b = gelu_backward_keep_value_(grad_h, g);  // fc1's bias gradient from the same pass
+      gf.reset();        // freed before M's copies: the planner's peak holds no gf
+      at::Tensor g = h;  // (..., 4C) the saved h itself: backward runs once
+      const at::Tensor bias = bias_in_gelu(k, a, y) ? fc1_b : at::Tensor();
+      grad_fc1_b = gelu_backward_keep_value_(grad_h, g, bias);  // fc1's bias gradient from the same pass
       // fc2's weight gradient without gamma, M = go^T gelu(h): it gives fc2's weight gradient
       // (gamma * M) and gamma's (sum_k W2 * M + b2 * sum_p go). Under bf16 autocast M is formed in
       // bf16 from go's bf16 copy (an eighth of an fp32 copy of GELU's output; bf16 has fp32's

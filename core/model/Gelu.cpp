@@ -56,14 +56,20 @@ inline __attribute__((always_inline)) void cdf_and_density(const F32x8& x, F32x8
   cdf = 0.5f + 0.5f * (x < 0.0f ? -erf_abs : erf_abs);
 }
 
-// count (<= 8) elements: out = gelu(x); with kSlope also grad *= gelu'(x) = Phi(x) + x phi(x),
-// added to 8 floats at sum (the lanes past count add 0). out may be x.
-template <bool kSlope>
-inline __attribute__((always_inline)) void gelu_lanes(const float* x, float* out, float* grad, float* sum,
-                                                      size_t count) {
+// count (<= 8) elements: out = gelu(x) (x + bias with kBias: the pre-activation in float, as
+// addmm leaves it); with kSlope also grad *= gelu'(x) = Phi(x) + x phi(x), added to 8 floats at
+// sum (the lanes past count add 0). out may be x.
+template <bool kSlope, bool kBias = false>
+inline __attribute__((always_inline)) void gelu_lanes(const float* x, float* out, float* grad, float* sum, size_t count,
+                                                      const float* bias = nullptr) {
   const size_t bytes = count * sizeof(float);
   F32x8 v{}, cdf, e;
   std::memcpy(&v, x, bytes);
+  if constexpr (kBias) {
+    F32x8 b{};
+    std::memcpy(&b, bias, bytes);
+    v += b;
+  }
   cdf_and_density(v, cdf, e);
   if constexpr (kSlope) {
     F32x8 g{}, s;
@@ -84,6 +90,18 @@ HALO_TARGET_CLONES_FMA void gelu_f32(const float* x, float* out, int64_t n) {
   if (i < n) gelu_lanes<false>(x + i, out + i, nullptr, nullptr, static_cast<size_t>(n - i));
 }
 
+// Rows [r0, r1) of (rows, cols): out = gelu(x + bias), bias along the columns.
+HALO_TARGET_CLONES_FMA void gelu_bias_rows_f32(const float* x, const float* bias, float* out, int64_t cols, int64_t r0,
+                                               int64_t r1) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* xr = x + r * cols;
+    float* outr = out + r * cols;
+    int64_t j = 0;
+    for (; j + 8 <= cols; j += 8) gelu_lanes<false, true>(xr + j, outr + j, nullptr, nullptr, 8, bias + j);
+    if (j < cols) gelu_lanes<false, true>(xr + j, outr + j, nullptr, nullptr, static_cast<size_t>(cols - j), bias + j);
+  }
+}
+
 // Rows summed in float before each block's sums go into double: 64 additions' rounding at most.
 constexpr int64_t kSumRows = 64;
 // Elements per part of the forward's split: a whole number of vectors.
@@ -91,11 +109,12 @@ constexpr int64_t kChunk = 1024;
 // A GELU element costs about as much as this many elements of a plain copy (split_over_threads).
 constexpr int64_t kElementWork = 8;
 
-// Blocks [b0, b1) of kSumRows rows of (rows, cols) in row order: grad <- grad * gelu'(x),
-// x <- gelu(x), and block b's column sums of the new grad (in float) into partials + b * padded,
-// padded = cols rounded up to 8 floats.
-HALO_TARGET_CLONES_FMA void gelu_pair_blocks_f32(float* x, float* grad, int64_t rows, int64_t cols, int64_t b0,
-                                                 int64_t b1, float* partials) {
+// Blocks [b0, b1) of kSumRows rows of (rows, cols) in row order, x' = x (+ bias along the
+// columns where given): grad <- grad * gelu'(x'), x <- gelu(x'), and block b's column sums of the
+// new grad (in float) into partials + b * padded, padded = cols rounded up to 8 floats.
+template <bool kBias>
+inline __attribute__((always_inline)) void gelu_pair_blocks(float* x, float* grad, const float* bias, int64_t rows,
+                                                            int64_t cols, int64_t b0, int64_t b1, float* partials) {
   const int64_t padded = (cols + 7) / 8 * 8;
   for (int64_t b = b0; b < b1; ++b) {
     float* partial = partials + b * padded;
@@ -103,10 +122,19 @@ HALO_TARGET_CLONES_FMA void gelu_pair_blocks_f32(float* x, float* grad, int64_t 
     for (int64_t r = b * kSumRows; r < std::min(rows, (b + 1) * kSumRows); ++r) {
       float *xr = x + r * cols, *gr = grad + r * cols;
       int64_t j = 0;
-      for (; j + 8 <= cols; j += 8) gelu_lanes<true>(xr + j, xr + j, gr + j, partial + j, 8);
-      if (j < cols) gelu_lanes<true>(xr + j, xr + j, gr + j, partial + j, static_cast<size_t>(cols - j));
+      for (; j + 8 <= cols; j += 8) gelu_lanes<true, kBias>(xr + j, xr + j, gr + j, partial + j, 8, bias + j);
+      if (j < cols)
+        gelu_lanes<true, kBias>(xr + j, xr + j, gr + j, partial + j, static_cast<size_t>(cols - j), bias + j);
     }
   }
+}
+
+HALO_TARGET_CLONES_FMA void gelu_pair_blocks_f32(float* x, float* grad, const float* bias, int64_t rows, int64_t cols,
+                                                 int64_t b0, int64_t b1, float* partials) {
+  if (bias)
+    gelu_pair_blocks<true>(x, grad, bias, rows, cols, b0, b1, partials);
+  else
+    gelu_pair_blocks<false>(x, grad, bias, rows, cols, b0, b1, partials);
 }
 
 // The blocks' float sums into double, block after block: the same order whatever the split.
@@ -121,14 +149,26 @@ bool plain_f32(const at::Tensor& t) {
          !t.is_conj() && !t.is_neg();
 }
 
+// A bias the fp32 loops can add: fp32 CPU, one value per column of x's last dimension.
+bool loop_bias(const at::Tensor& bias, const at::Tensor& x) {
+  return plain_f32(bias) && bias.dim() == 1 && x.dim() >= 1 && bias.size(0) == x.size(-1);
+}
+
 }  // namespace
 
-torch::Tensor gelu(const torch::Tensor& x) {
-  if (!plain_f32(x)) return at::gelu(x);
+torch::Tensor gelu(const torch::Tensor& x, const torch::Tensor& bias) {
+  if (!plain_f32(x) || (bias.defined() && !loop_bias(bias, x))) return at::gelu(bias.defined() ? x + bias : x);
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
   const float* in = x.const_data_ptr<float>();
   float* o = out.data_ptr<float>();
   const int64_t n = x.numel();
+  if (bias.defined() && n > 0) {
+    const int64_t cols = x.size(-1);
+    const float* b = bias.const_data_ptr<float>();
+    parallel::split_over_threads(n / cols, cols * kElementWork,
+                                 [&](int64_t r0, int64_t r1) { gelu_bias_rows_f32(in, b, o, cols, r0, r1); });
+    return out;
+  }
   parallel::split_over_threads((n + kChunk - 1) / kChunk, kChunk * kElementWork, [&](int64_t c0, int64_t c1) {
     const int64_t begin = c0 * kChunk, end = std::min(n, c1 * kChunk);
     if (end > begin) gelu_f32(in + begin, o + begin, end - begin);
@@ -136,14 +176,17 @@ torch::Tensor gelu(const torch::Tensor& x) {
   return out;
 }
 
-torch::Tensor gelu_backward_keep_value_(torch::Tensor& grad, torch::Tensor& x) {
+torch::Tensor gelu_backward_keep_value_(torch::Tensor& grad, torch::Tensor& x, const torch::Tensor& bias) {
   TORCH_CHECK(grad.sizes() == x.sizes(), "gelu_backward_keep_value_: grad ", grad.sizes(), " and x ", x.sizes(),
               " differ in shape");
   TORCH_CHECK(grad.dim() >= 1, "gelu_backward_keep_value_: grad and x need a last dimension to sum along");
   TORCH_CHECK(at::get_overlap_status(grad, x) == at::MemOverlapStatus::No,
               "gelu_backward_keep_value_: grad and x share memory");
+  TORCH_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == x.size(-1)), "gelu_backward_keep_value_: bias ",
+              bias.sizes(), " is not one value per column of x ", x.sizes());
   const int64_t cols = grad.size(-1);
-  if (!plain_f32(grad) || !plain_f32(x) || cols == 0) {
+  if (!plain_f32(grad) || !plain_f32(x) || cols == 0 || (bias.defined() && !loop_bias(bias, x))) {
+    if (bias.defined()) x.add_(bias);
     at::gelu_backward_out(grad, grad, x);
     at::gelu_(x);
     return grad.reshape({-1, cols}).sum(0);
@@ -151,8 +194,9 @@ torch::Tensor gelu_backward_keep_value_(torch::Tensor& grad, torch::Tensor& x) {
   const int64_t rows = grad.numel() / cols, blocks = (rows + kSumRows - 1) / kSumRows;
   const auto partials = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(blocks * ((cols + 7) / 8 * 8)));
   float *xp = x.data_ptr<float>(), *gp = grad.data_ptr<float>();
+  const float* bp = bias.defined() ? bias.const_data_ptr<float>() : nullptr;
   parallel::split_over_threads(blocks, kSumRows * cols * kElementWork, [&](int64_t b0, int64_t b1) {
-    gelu_pair_blocks_f32(xp, gp, rows, cols, b0, b1, partials.get());
+    gelu_pair_blocks_f32(xp, gp, bp, rows, cols, b0, b1, partials.get());
   });
   at::Tensor sums = at::zeros({cols}, grad.options().dtype(at::kDouble));
   sum_blocks(partials.get(), blocks, cols, sums.data_ptr<double>());

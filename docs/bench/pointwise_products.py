@@ -1,4 +1,5 @@
-"""fc1's product at each quickstart stage, as Halo runs it (addmm on the pixel rows) and as
+"""fc1's product at each quickstart stage, as Halo runs it (mm on the pixel rows: since stop 50
+GELU adds the bias as it reads the product; addmm, the bias included, as it was before) and as
 timm's conv_mlp runs it (a 1x1 conv on the channels-last (B, C, H, W) view of the same data).
 
 One thread, fastest of 15 calls after 3 warm-ups. Where the conv is much faster, oneDNN beats
@@ -25,6 +26,7 @@ def best_ms(f, n=15, warmup=3):
 for B, H, W, C in [(28, 16, 64, 40), (28, 8, 32, 80), (28, 4, 16, 160), (28, 2, 8, 320)]:
     x, w, b = torch.randn(B, H, W, C), torch.randn(4 * C, C), torch.randn(4 * C)
     rows, image = x.reshape(-1, C), x.permute(0, 3, 1, 2)  # (B*H*W, C); (B, C, H, W) channels-last
-    mm = best_ms(lambda: torch.addmm(b, rows, w.t()))
+    mm = best_ms(lambda: torch.mm(rows, w.t()))
+    addmm = best_ms(lambda: torch.addmm(b, rows, w.t()))
     conv = best_ms(lambda: torch.nn.functional.conv2d(image, w.view(4 * C, C, 1, 1), b))
-    print(f"(B, H, W, C) = {(B, H, W, C)}: addmm {mm:.2f} ms, 1x1 conv {conv:.2f} ms")
+    print(f"(B, H, W, C) = {(B, H, W, C)}: mm {mm:.2f} ms, addmm {addmm:.2f} ms, 1x1 conv {conv:.2f} ms")

@@ -118,6 +118,32 @@ TEST(GeluBackwardKeepValue, TwoThreadsGiveTheSameBitsAsOne) {
   }
 }
 
+// With a bias (fc1's, added where GELU reads fc1's output), value, gradient, kept value and sums
+// are the bits of the same calls on x + bias: fp32 in the loops on one and two threads (rows
+// past a 64-row block, columns past a vector's 8), and ATen's path for float64 and a strided x.
+TEST(GeluBias, GivesTheBitsOfTheSameCallOnXPlusBias) {
+  const int before = at::get_num_threads();
+  for (const auto& shape : {std::vector<int64_t>{2, 65, 160}, {300, 21}, {7, 8}, {1, 5}})
+    for (const auto dtype : {torch::kFloat, torch::kDouble})
+      for (const int threads : {1, 2}) {
+        at::set_num_threads(threads);
+        torch::manual_seed(11);
+        const at::Tensor x = (torch::randn(shape) * 3).to(dtype), g = (torch::randn(shape) + 0.25).to(dtype);
+        const at::Tensor bias = (torch::randn({shape.back()}) * 2).to(dtype);
+        const at::Tensor xb = x + bias;
+        EXPECT_TRUE(torch::equal(model::gelu(x, bias), model::gelu(xb))) << dtype << at::IntArrayRef(shape);
+        at::Tensor x1 = x.clone(), g1 = g.clone(), x2 = xb.clone(), g2 = g.clone();
+        const at::Tensor sums = gelu_backward_keep_value_(g1, x1, bias);
+        const at::Tensor want_sums = gelu_backward_keep_value_(g2, x2);
+        EXPECT_TRUE(torch::equal(x1, x2)) << "kept value, " << dtype << " " << threads << " threads";
+        EXPECT_TRUE(torch::equal(g1, g2)) << "gradient, " << dtype << " " << threads << " threads";
+        EXPECT_TRUE(torch::equal(sums, want_sums)) << "sums, " << dtype << " " << threads << " threads";
+      }
+  at::set_num_threads(before);
+  const at::Tensor strided = (torch::randn({29, 37}) * 3).t(), bias = torch::randn({29});
+  EXPECT_TRUE(torch::equal(model::gelu(strided, bias), at::gelu(strided + bias)));
+}
+
 TEST(GeluBackwardKeepValue, ShapesThatDifferOrSharedMemoryAreRefused) {
   at::Tensor x = torch::zeros({4, 8}), g = torch::zeros({8, 4});
   EXPECT_THROW(gelu_backward_keep_value_(g, x), c10::Error);
@@ -125,6 +151,8 @@ TEST(GeluBackwardKeepValue, ShapesThatDifferOrSharedMemoryAreRefused) {
   EXPECT_THROW(gelu_backward_keep_value_(view, x), c10::Error);
   at::Tensor scalar_x = torch::zeros({}), scalar_g = torch::zeros({});
   EXPECT_THROW(gelu_backward_keep_value_(scalar_g, scalar_x), c10::Error) << "no last dimension to sum along";
+  at::Tensor x2 = torch::zeros({4, 8}), g2 = torch::zeros({4, 8});
+  EXPECT_THROW(gelu_backward_keep_value_(g2, x2, torch::zeros({4})), c10::Error) << "a bias per row, not column";
 }
 
 }  // namespace
