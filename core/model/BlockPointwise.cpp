@@ -1,7 +1,7 @@
 // Forward and backward of the per-pixel branch by hand, autocast's casts made explicit: saved
-// are y (C per pixel) and fc1's output (4C); the plain ops keep 11C (y, LayerNorm's output,
-// fc1's and GELU's outputs, fc2's output) plus LayerNorm's statistics. A checkpoint's recompute
-// stops at fc1: nothing reads its output's values.
+// are y (C per pixel) and fc1's output (4C; without its bias where GELU adds it); the plain ops
+// keep 11C (y, LayerNorm's output, fc1's and GELU's outputs, fc2's output) plus LayerNorm's
+// statistics. A checkpoint's recompute stops at fc1: nothing reads its output's values.
 #include "model/BlockPointwise.h"
 
 #include <ATen/ATen.h>
@@ -64,9 +64,9 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     ctx->saved_data["dtype"] = dtype;
     ctx->saved_data["kernel"] = kernel;
     if (output_unread) return at::zeros(y.sizes(), y.options().dtype(c10::promoteTypes(a, gamma.scalar_type())));
-    const at::Tensor f = pointwise_product(model::gelu(h, late_bias ? fc1_b : at::Tensor()), fc2_w.flatten(1).to(a),
-                                           fc2_b.to(a), k);  // (..., C)
-    return f * gamma;                                        // gamma (fp32) promotes: the stream stays fp32
+    const at::Tensor f = pointwise_product(model::gelu(h, late_bias ? fc1_b.to(a) : at::Tensor()),
+                                           fc2_w.flatten(1).to(a), fc2_b.to(a), k);  // (..., C)
+    return f * gamma;  // gamma (fp32) promotes: the stream stays fp32
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -88,7 +88,7 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
       grad_h = pointwise_grads(gf.reshape(y.sizes()), h, w2, true, false, k).first;
       gf.reset();        // freed before M's copies: the planner's peak holds no gf
       at::Tensor g = h;  // (..., 4C) the saved h itself: backward runs once
-      const at::Tensor bias = bias_in_gelu(k, a, y) ? fc1_b : at::Tensor();
+      const at::Tensor bias = bias_in_gelu(k, a, y) ? fc1_b.to(a) : at::Tensor();
       grad_fc1_b = gelu_backward_keep_value_(grad_h, g, bias);  // fc1's bias gradient from the same pass
       // fc2's weight gradient without gamma, M = go^T gelu(h): it gives fc2's weight gradient
       // (gamma * M) and gamma's (sum_k W2 * M + b2 * sum_p go). Under bf16 autocast M is formed in

@@ -16,11 +16,11 @@ struct BlockPointwiseWeights {
 };
 
 // y: conv_dw's output channels-last, (..., C) ((B, H, W, C) for the OneDnn kernel). Returns gamma *
-// fc2(gelu(fc1(LN(y)))), (..., C), as the plain ops compute it (under autocast: LayerNorm in fp32, the Linears and GELU
-// in the autocast dtype). Backward recomputes LayerNorm's and GELU's outputs and takes gamma's gradient from fc2's
-// weight-gradient product, so fc2's output is not kept either. output_unread (a checkpoint's recompute,
-// model::recompute_output_unread()): only what backward keeps is computed (LayerNorm and fc1); the result is zeros of
-// the output's shape and dtype.
+// fc2(gelu(fc1(LN(y)))), (..., C), as the plain ops compute it (fp32 GEMMs: fc1's bias added as GELU reads its output,
+// under autocast: LayerNorm in fp32, the Linears and GELU in the autocast dtype). Backward recomputes LayerNorm's and
+// GELU's outputs and takes gamma's gradient from fc2's weight-gradient product, so fc2's output is not kept either.
+// output_unread (a checkpoint's recompute, model::recompute_output_unread()): only what backward keeps is computed
+// (LayerNorm and fc1); the result is zeros of the output's shape and dtype.
 torch::Tensor block_pointwise(const torch::Tensor& y, const BlockPointwiseWeights& w, bool output_unread = false);
 
 }  // namespace halo::model

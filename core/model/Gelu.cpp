@@ -1,7 +1,8 @@
 // Eight floats per vector: erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7),
 // whose exp(-x^2 / 2) is also the normal density in the slope; exp by range reduction and a
 // degree-7 Taylor polynomial. Tails go through the same lanes, padded with zeros; backward sums
-// its gradient per column as it goes (a Linear's bias gradient). Both split over threads by rows.
+// its gradient per column as it goes (a Linear's bias gradient). Split over threads: the forward
+// by 1024-element chunks (by rows with a bias), backward by 64-row blocks.
 #include "model/Gelu.h"
 
 #include <ATen/ATen.h>
@@ -56,8 +57,8 @@ inline __attribute__((always_inline)) void cdf_and_density(const F32x8& x, F32x8
   cdf = 0.5f + 0.5f * (x < 0.0f ? -erf_abs : erf_abs);
 }
 
-// count (<= 8) elements: out = gelu(x) (x + bias with kBias: the pre-activation in float, as
-// addmm leaves it); with kSlope also grad *= gelu'(x) = Phi(x) + x phi(x), added to 8 floats at
+// count (<= 8) elements: out = gelu(x) (x read as x + bias with kBias, rounded once to float);
+// with kSlope also grad *= gelu'(x) = Phi(x) + x phi(x), added to 8 floats at
 // sum (the lanes past count add 0). out may be x.
 template <bool kSlope, bool kBias = false>
 inline __attribute__((always_inline)) void gelu_lanes(const float* x, float* out, float* grad, float* sum, size_t count,
@@ -122,9 +123,11 @@ inline __attribute__((always_inline)) void gelu_pair_blocks(float* x, float* gra
     for (int64_t r = b * kSumRows; r < std::min(rows, (b + 1) * kSumRows); ++r) {
       float *xr = x + r * cols, *gr = grad + r * cols;
       int64_t j = 0;
-      for (; j + 8 <= cols; j += 8) gelu_lanes<true, kBias>(xr + j, xr + j, gr + j, partial + j, 8, bias + j);
+      for (; j + 8 <= cols; j += 8)
+        gelu_lanes<true, kBias>(xr + j, xr + j, gr + j, partial + j, 8, kBias ? bias + j : nullptr);
       if (j < cols)
-        gelu_lanes<true, kBias>(xr + j, xr + j, gr + j, partial + j, static_cast<size_t>(cols - j), bias + j);
+        gelu_lanes<true, kBias>(xr + j, xr + j, gr + j, partial + j, static_cast<size_t>(cols - j),
+                                kBias ? bias + j : nullptr);
     }
   }
 }
@@ -149,15 +152,19 @@ bool plain_f32(const at::Tensor& t) {
          !t.is_conj() && !t.is_neg();
 }
 
-// A bias the fp32 loops can add: fp32 CPU, one value per column of x's last dimension.
-bool loop_bias(const at::Tensor& bias, const at::Tensor& x) {
-  return plain_f32(bias) && bias.dim() == 1 && x.dim() >= 1 && bias.size(0) == x.size(-1);
+// Refuses a bias that is not one value of x's dtype per column of x's last dimension.
+void check_bias(const at::Tensor& bias, const at::Tensor& x, const char* where) {
+  if (!bias.defined()) return;
+  TORCH_CHECK(x.dim() >= 1 && bias.dim() == 1 && bias.size(0) == x.size(-1), where, ": bias ", bias.sizes(),
+              " is not one value per column of x ", x.sizes());
+  TORCH_CHECK(bias.scalar_type() == x.scalar_type(), where, ": bias is ", bias.scalar_type(), ", x ", x.scalar_type());
 }
 
 }  // namespace
 
 torch::Tensor gelu(const torch::Tensor& x, const torch::Tensor& bias) {
-  if (!plain_f32(x) || (bias.defined() && !loop_bias(bias, x))) return at::gelu(bias.defined() ? x + bias : x);
+  check_bias(bias, x, "gelu");
+  if (!plain_f32(x) || (bias.defined() && !plain_f32(bias))) return at::gelu(bias.defined() ? x + bias : x);
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
   const float* in = x.const_data_ptr<float>();
   float* o = out.data_ptr<float>();
@@ -182,10 +189,9 @@ torch::Tensor gelu_backward_keep_value_(torch::Tensor& grad, torch::Tensor& x, c
   TORCH_CHECK(grad.dim() >= 1, "gelu_backward_keep_value_: grad and x need a last dimension to sum along");
   TORCH_CHECK(at::get_overlap_status(grad, x) == at::MemOverlapStatus::No,
               "gelu_backward_keep_value_: grad and x share memory");
-  TORCH_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == x.size(-1)), "gelu_backward_keep_value_: bias ",
-              bias.sizes(), " is not one value per column of x ", x.sizes());
+  check_bias(bias, x, "gelu_backward_keep_value_");
   const int64_t cols = grad.size(-1);
-  if (!plain_f32(grad) || !plain_f32(x) || cols == 0 || (bias.defined() && !loop_bias(bias, x))) {
+  if (!plain_f32(grad) || !plain_f32(x) || cols == 0 || (bias.defined() && !plain_f32(bias))) {
     if (bias.defined()) x.add_(bias);
     at::gelu_backward_out(grad, grad, x);
     at::gelu_(x);

@@ -1,6 +1,7 @@
-"""fc1's product at each quickstart stage, as Halo runs it (mm on the pixel rows: since stop 50
-GELU adds the bias as it reads the product; addmm, the bias included, as it was before) and as
-timm's conv_mlp runs it (a 1x1 conv on the channels-last (B, C, H, W) view of the same data).
+"""fc1's product at each quickstart stage as Halo's `gemm` kernel runs it (mm on the pixel rows:
+since stop 50 GELU adds the fp32 bias as it reads the product; addmm, the bias included, as it
+was before) and as timm's conv_mlp and Halo's `onednn` kernel run it (a 1x1 conv on the
+channels-last (B, C, H, W) view of the same data).
 
 One thread, fastest of 15 calls after 3 warm-ups. Where the conv is much faster, oneDNN beats
 the BLAS GEMM on this CPU and timm's one-process step gains on Halo's.
