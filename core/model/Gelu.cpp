@@ -85,22 +85,29 @@ inline __attribute__((always_inline)) void gelu_lanes(const float* x, float* out
   std::memcpy(out, &value, bytes);
 }
 
+// One row of cols elements, whole vectors (a constant count: plain vector loads) and then the
+// tail: gelu_lanes on each (always inlined, so into each target clone of its caller). grad and sum (cols floats padded
+// to 8) are read with kSlope only, bias (cols floats) with kBias only.
+template <bool kSlope, bool kBias>
+inline __attribute__((always_inline)) void gelu_row(const float* x, float* out, float* grad, float* sum,
+                                                    const float* bias, int64_t cols) {
+  int64_t j = 0;
+  for (; j + 8 <= cols; j += 8)
+    gelu_lanes<kSlope, kBias>(x + j, out + j, kSlope ? grad + j : nullptr, kSlope ? sum + j : nullptr, 8,
+                              kBias ? bias + j : nullptr);
+  if (j < cols)
+    gelu_lanes<kSlope, kBias>(x + j, out + j, kSlope ? grad + j : nullptr, kSlope ? sum + j : nullptr,
+                              static_cast<size_t>(cols - j), kBias ? bias + j : nullptr);
+}
+
 HALO_TARGET_CLONES_FMA void gelu_f32(const float* x, float* out, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) gelu_lanes<false>(x + i, out + i, nullptr, nullptr, 8);
-  if (i < n) gelu_lanes<false>(x + i, out + i, nullptr, nullptr, static_cast<size_t>(n - i));
+  gelu_row<false, false>(x, out, nullptr, nullptr, nullptr, n);
 }
 
 // Rows [r0, r1) of (rows, cols): out = gelu(x + bias), bias along the columns.
 HALO_TARGET_CLONES_FMA void gelu_bias_rows_f32(const float* x, const float* bias, float* out, int64_t cols, int64_t r0,
                                                int64_t r1) {
-  for (int64_t r = r0; r < r1; ++r) {
-    const float* xr = x + r * cols;
-    float* outr = out + r * cols;
-    int64_t j = 0;
-    for (; j + 8 <= cols; j += 8) gelu_lanes<false, true>(xr + j, outr + j, nullptr, nullptr, 8, bias + j);
-    if (j < cols) gelu_lanes<false, true>(xr + j, outr + j, nullptr, nullptr, static_cast<size_t>(cols - j), bias + j);
-  }
+  for (int64_t r = r0; r < r1; ++r) gelu_row<false, true>(x + r * cols, out + r * cols, nullptr, nullptr, bias, cols);
 }
 
 // Rows summed in float before each block's sums go into double: 64 additions' rounding at most.
@@ -120,15 +127,8 @@ inline __attribute__((always_inline)) void gelu_pair_blocks(float* x, float* gra
   for (int64_t b = b0; b < b1; ++b) {
     float* partial = partials + b * padded;
     std::fill(partial, partial + padded, 0.0f);
-    for (int64_t r = b * kSumRows; r < std::min(rows, (b + 1) * kSumRows); ++r) {
-      float *xr = x + r * cols, *gr = grad + r * cols;
-      int64_t j = 0;
-      for (; j + 8 <= cols; j += 8)
-        gelu_lanes<true, kBias>(xr + j, xr + j, gr + j, partial + j, 8, kBias ? bias + j : nullptr);
-      if (j < cols)
-        gelu_lanes<true, kBias>(xr + j, xr + j, gr + j, partial + j, static_cast<size_t>(cols - j),
-                                kBias ? bias + j : nullptr);
-    }
+    for (int64_t r = b * kSumRows; r < std::min(rows, (b + 1) * kSumRows); ++r)
+      gelu_row<true, kBias>(x + r * cols, x + r * cols, grad + r * cols, partial, bias, cols);
   }
 }
 

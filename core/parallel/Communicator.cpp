@@ -21,6 +21,13 @@ int tag_for(int from, int to) { return from < to ? 1 : 2; }
 
 bool staged(BackendKind k, const at::Tensor& t) { return k == BackendKind::Gloo && t.is_cuda(); }
 
+// t where the backend sums it: Gloo takes CUDA tensors through the host, NCCL takes host tensors
+// (a run's small agreements: votes, loss sums) through this rank's current GPU.
+at::Tensor on_backend(BackendKind k, const at::Tensor& t) {
+  if (staged(k, t)) return t.cpu();
+  return k == BackendKind::Nccl && t.is_cpu() ? t.cuda() : t;
+}
+
 void wait_or_throw(const c10::intrusive_ptr<c10d::Work>& w, const Communicator& c, const char* what,
                    std::chrono::milliseconds timeout) {
   auto fail = [&](const std::string& why) {
@@ -69,7 +76,7 @@ BackendKind Communicator::kind() const { return impl_->kind; }
 
 Pending Communicator::all_reduce_sum_async(at::Tensor& t) {
   if (size() == 1) return {};
-  at::Tensor buf = staged(kind(), t) ? t.cpu() : t;
+  at::Tensor buf = on_backend(kind(), t);
   std::vector<at::Tensor> v{buf};
   auto work = impl_->backend->allreduce(v, c10d::AllreduceOptions{});
   return Pending([this, work, buf, t]() mutable {
@@ -83,7 +90,6 @@ void Communicator::all_reduce_sum(at::Tensor& t) { all_reduce_sum_async(t).wait(
 bool Communicator::every_rank(bool yes) {
   if (size() == 1) return yes;
   at::Tensor votes = at::full({1}, yes ? 1.0 : 0.0, at::kDouble);
-  if (kind() == BackendKind::Nccl) votes = votes.cuda();  // NCCL sums CUDA tensors only
   all_reduce_sum(votes);
   return votes.item<double>() == size();
 }
@@ -142,7 +148,7 @@ at::Tensor Communicator::all_gather_cat(const at::Tensor& t, int64_t dim, const 
   if (size() == 1) return t;
   // Gloo needs equal sizes: pad every piece to the largest extent, gather, then trim.
   const int64_t most = *std::max_element(sizes.begin(), sizes.end());
-  at::Tensor mine = staged(kind(), t) ? t.cpu() : t;
+  at::Tensor mine = on_backend(kind(), t);
   if (mine.size(dim) < most) {
     std::vector<int64_t> shape(mine.sizes().begin(), mine.sizes().end());
     shape[static_cast<size_t>(dim)] = most - mine.size(dim);
@@ -162,7 +168,7 @@ at::Tensor Communicator::all_gather_cat(const at::Tensor& t, int64_t dim, const 
 
 void Communicator::broadcast(at::Tensor& t, int root) {
   if (size() == 1) return;
-  at::Tensor buf = staged(kind(), t) ? t.cpu() : t;
+  at::Tensor buf = on_backend(kind(), t);
   std::vector<at::Tensor> v{buf};
   c10d::BroadcastOptions o;
   o.rootRank = root;

@@ -50,7 +50,7 @@ class Communicator {
   const std::string& name() const;  // "world", "sp0", "dp1", ...
   BackendKind kind() const;
 
-  void all_reduce_sum(at::Tensor& t);           // in place, every rank gets the sum
+  void all_reduce_sum(at::Tensor& t);           // in place, every rank gets the sum (on any device)
   Pending all_reduce_sum_async(at::Tensor& t);  // t must stay alive until wait()
   // flat: size() equal chunks, one per rank; chunk: this rank's, gets the sum over ranks of
   // their flat's chunk of this rank. Both contiguous, one dtype; flat is scratch (summed in
