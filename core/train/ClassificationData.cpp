@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "parallel/ThreadSplit.h"
 #include "util/Error.h"
 
 namespace halo::train {
@@ -36,11 +37,13 @@ ClassificationSample ClassificationData::batch(int64_t first, int64_t count,
   const int64_t cols = c1 - c0;
   at::Tensor images = channels_last ? at::empty({count, views_, height_, cols, 3}).permute({0, 1, 4, 2, 3})
                                     : at::empty({count, views_, 3, height_, cols});  // (N, V, 3, H, cols)
-  std::vector<at::Tensor> labels;
+  at::Tensor labels = at::empty({count}, at::kLong);
   const auto ys = torch::linspace(0, 1, height_).view({height_, 1});
   const auto xs = torch::linspace(0, 1, width_).view({1, width_});
   const at::Tensor gains = torch::tensor({1.0f, 0.5f, -0.5f}).view({3, 1, 1});
-  for (int64_t i = first; i < first + count; ++i) {
+  // Each sample draws from generators of its own and writes only its own image: the samples
+  // split over the intra-op threads with the same bits on any number of them.
+  auto make = [&](int64_t i) {
     auto gen = at::make_generator<at::CPUGeneratorImpl>(seed_ * 1000003ULL + static_cast<uint64_t>(i));
     const int64_t label = torch::randint(classes_, {1}, gen).item<int64_t>();
     const double angle = M_PI * static_cast<double>(label) / static_cast<double>(classes_);
@@ -62,9 +65,13 @@ ClassificationSample ClassificationData::batch(int64_t first, int64_t count,
       const at::Tensor pattern = sin_u * std::cos(phase) + cos_u * std::sin(phase);  // (H, cols)
       img.mul_(0.5).add_(pattern.unsqueeze(0) * gains);
     }
-    labels.push_back(torch::tensor({label}, torch::kInt64));
-  }
-  return {images, torch::cat(labels)};
+    labels.data_ptr<int64_t>()[i - first] = label;
+  };
+  const int64_t per_sample = views_ * 3 * height_ * cols;
+  parallel::split_over_threads(count, per_sample, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) make(first + i);
+  });
+  return {images, labels};
 }
 
 }  // namespace halo::train
