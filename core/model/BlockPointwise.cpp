@@ -10,6 +10,7 @@
 #include <torch/autograd.h>
 
 #include "model/Gelu.h"
+#include "model/LayerNormBackward.h"
 
 namespace halo::model {
 
@@ -109,8 +110,13 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     grad_n_a.reset();
     grad_h = at::Tensor();
     n = at::Tensor();
+    // On more than one thread fp32 rows take Halo's split (ATen's is slower on two than on one
+    // at C = 40); one thread keeps ATen's, whose buffers the planner counts.
+    const at::Tensor x_n = norm_input(y);
+    auto rows = at::get_num_threads() > 1 ? layer_norm_backward_rows(grad_n, x_n, mean, rstd, norm_w) : std::nullopt;
     auto [grad_x, grad_norm_w, grad_norm_b] =
-        at::native_layer_norm_backward(grad_n, norm_input(y), {c}, mean, rstd, norm_w, norm_b, {true, true, true});
+        rows ? *std::move(rows)
+             : at::native_layer_norm_backward(grad_n, x_n, {c}, mean, rstd, norm_w, norm_b, {true, true, true});
     const auto as = [](const at::Tensor& g, const at::Tensor& like) { return g.to(like.scalar_type()); };
     return {as(grad_x, y),
             as(grad_norm_w, norm_w),

@@ -62,12 +62,15 @@ struct Case {
   double tolerance;
   PointwiseKernel kernel = PointwiseKernel::Gemm;  // the cheap block's products
   int64_t batch = 2;
+  int threads = 0;  // intra-op threads (0: the process's)
 };
 
 class BlockPointwise : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BlockPointwise, GivesThePlainBlocksValuesAndGradients) {
   const Case c = GetParam();
+  const int before = at::get_num_threads();
+  if (c.threads > 0) at::set_num_threads(c.threads);
   const Result plain = run(false, c.dtype, c.bf16, c.drop_path, c.level, PointwiseKernel::Gemm, c.batch);
   const Result cheap = run(true, c.dtype, c.bf16, c.drop_path, c.level, c.kernel, c.batch);
   EXPECT_LE(relative(cheap.logits, plain.logits), c.tolerance);
@@ -75,6 +78,7 @@ TEST_P(BlockPointwise, GivesThePlainBlocksValuesAndGradients) {
   ASSERT_EQ(cheap.grads.size(), plain.grads.size());
   for (size_t i = 0; i < plain.grads.size(); ++i)
     EXPECT_LE(relative(cheap.grads[i], plain.grads[i]), c.tolerance) << "parameter " << i;
+  at::set_num_threads(before);
 }
 
 // A checkpoint's recompute of a block computes only what backward keeps (LayerNorm and fc1,
@@ -115,6 +119,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"float64", at::kDouble, false, 0.0, CheckpointLevel::None, 1e-12},
         Case{"float64_drop_path_checkpoint", at::kDouble, false, 0.2, CheckpointLevel::Block, 1e-12},
         Case{"float32", at::kFloat, false, 0.0, CheckpointLevel::None, 1e-5},
+        // LayerNorm's backward split over two threads by Halo (model::layer_norm_backward_rows)
+        Case{"float32_two_threads", at::kFloat, false, 0.2, CheckpointLevel::None, 1e-5, PointwiseKernel::Gemm, 8, 2},
+        Case{"float32_one_thread", at::kFloat, false, 0.2, CheckpointLevel::None, 1e-5, PointwiseKernel::Gemm, 8, 1},
         // bf16 has 8 bits of mantissa: gamma's gradient is summed in another order
         Case{"bf16_autocast", at::kFloat, true, 0.0, CheckpointLevel::None, 4e-2},
         // oneDNN's 1x1 convolutions for fc1 and fc2 and their gradients

@@ -1,0 +1,92 @@
+// model::layer_norm_backward_rows against ATen's LayerNorm backward in float64 over row counts
+// around its blocks, column counts with and without a vector tail, and 1 to 3 threads.
+#include "model/LayerNormBackward.h"
+
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include <vector>
+
+namespace halo::model {
+namespace {
+
+struct NormThreads {
+  explicit NormThreads(int n) : before(at::get_num_threads()) { at::set_num_threads(n); }
+  ~NormThreads() { at::set_num_threads(before); }
+  int before;
+};
+
+struct NormCase {
+  at::Tensor grad, x, mean, rstd, weight, bias;
+};
+
+// (rows, C) as (2, rows / 2, C) where rows is even, with forward's mean and rstd.
+NormCase make_norm(int64_t rows, int64_t C, uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  std::vector<int64_t> shape{rows, C};
+  if (rows % 2 == 0) shape = {2, rows / 2, C};
+  NormCase c;
+  c.x = torch::randn(shape, gen) * 3 + 0.5;
+  c.grad = torch::randn(shape, gen);
+  c.weight = torch::randn({C}, gen);
+  c.bias = torch::randn({C}, gen);
+  auto [y, mean, rstd] = at::native_layer_norm(c.x, {C}, c.weight, c.bias, 1e-6);
+  c.mean = mean;
+  c.rstd = rstd;
+  return c;
+}
+
+at::Tensor f64(const at::Tensor& t) { return t.to(torch::kDouble); }
+
+TEST(LayerNormBackwardRows, GivesAtensGradientsToFp32Rounding) {
+  for (const int64_t rows : {1, 63, 64, 65, 130, 700})
+    for (const int64_t C : {1, 13, 40, 80, 320})
+      for (const int threads : {1, 2, 3}) {
+        const NormCase c = make_norm(rows, C, static_cast<uint64_t>(rows * 1000 + C));
+        const NormThreads t(threads);
+        const auto got = layer_norm_backward_rows(c.grad, c.x, c.mean, c.rstd, c.weight);
+        ASSERT_TRUE(got.has_value());
+        const auto [dx, dw, db] = *got;
+        // The exact gradients of the same normalisation (forward's fp32 mean and rstd).
+        auto [want_dx, want_dw, want_db] = at::native_layer_norm_backward(
+            f64(c.grad), f64(c.x), {C}, f64(c.mean), f64(c.rstd), f64(c.weight), f64(c.bias), {true, true, true});
+        const std::string where =
+            "rows " + std::to_string(rows) + " C " + std::to_string(C) + " threads " + std::to_string(threads);
+        EXPECT_EQ(dx.sizes(), c.x.sizes()) << where;
+        EXPECT_EQ(dx.dtype(), torch::kFloat);
+        // Relative to the size of the terms summed (fp32 rounding of sums over C or rows).
+        const double scale_x = (f64(c.grad).abs() * f64(c.weight).abs() * f64(c.rstd)).max().item<double>();
+        EXPECT_LT((f64(dx) - want_dx).abs().max().item<double>(), 2e-5 * scale_x) << where;
+        const double scale_w =
+            (f64(c.grad).abs() * ((f64(c.x) - f64(c.mean)) * f64(c.rstd)).abs()).sum().item<double>();
+        EXPECT_LT((f64(dw) - want_dw).abs().max().item<double>(), 1e-5 * scale_w + 1e-6) << where;
+        EXPECT_LT((f64(db) - want_db).abs().max().item<double>(), 1e-5 * f64(c.grad).abs().sum().item<double>() + 1e-6)
+            << where;
+      }
+}
+
+TEST(LayerNormBackwardRows, GivesTheSameBitsOnAnyNumberOfThreads) {
+  const NormCase c = make_norm(28 * 16 * 8, 40, 5);  // the quickstart's first stage, a quarter of its rows
+  std::vector<std::tuple<at::Tensor, at::Tensor, at::Tensor>> runs;
+  for (const int threads : {1, 2, 3}) {
+    const NormThreads t(threads);
+    runs.push_back(*layer_norm_backward_rows(c.grad, c.x, c.mean, c.rstd, c.weight));
+  }
+  for (size_t i = 1; i < runs.size(); ++i) {
+    EXPECT_TRUE(torch::equal(std::get<0>(runs[0]), std::get<0>(runs[i]))) << i;
+    EXPECT_TRUE(torch::equal(std::get<1>(runs[0]), std::get<1>(runs[i]))) << i;
+    EXPECT_TRUE(torch::equal(std::get<2>(runs[0]), std::get<2>(runs[i]))) << i;
+  }
+}
+
+TEST(LayerNormBackwardRows, LeavesOtherInputsToAten) {
+  const NormCase c = make_norm(64, 40, 1);
+  EXPECT_FALSE(layer_norm_backward_rows(f64(c.grad), f64(c.x), f64(c.mean), f64(c.rstd), f64(c.weight)));  // float64
+  EXPECT_FALSE(layer_norm_backward_rows(c.grad.transpose(0, 1), c.x.transpose(0, 1), c.mean, c.rstd, c.weight));
+  EXPECT_FALSE(layer_norm_backward_rows(c.grad, c.x, c.mean, c.rstd, c.weight.narrow(0, 0, 20)));  // another C
+  EXPECT_FALSE(layer_norm_backward_rows(c.grad.narrow(-1, 0, 20), c.x, c.mean, c.rstd, c.weight));
+}
+
+}  // namespace
+}  // namespace halo::model
