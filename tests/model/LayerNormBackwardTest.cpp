@@ -2,6 +2,8 @@
 // around its blocks, column counts with and without a vector tail, and 1 to 3 threads.
 #include "model/LayerNormBackward.h"
 
+#include "model/LayerNorm2d.h"
+
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -86,6 +88,40 @@ TEST(LayerNormBackwardRows, LeavesOtherInputsToAten) {
   EXPECT_FALSE(layer_norm_backward_rows(c.grad.transpose(0, 1), c.x.transpose(0, 1), c.mean, c.rstd, c.weight));
   EXPECT_FALSE(layer_norm_backward_rows(c.grad, c.x, c.mean, c.rstd, c.weight.narrow(0, 0, 20)));  // another C
   EXPECT_FALSE(layer_norm_backward_rows(c.grad.narrow(-1, 0, 20), c.x, c.mean, c.rstd, c.weight));
+}
+
+// LayerNorm2d (the stem's and the downsamples'): on two threads its backward is
+// layer_norm_backward_rows, on one ATen's; both give ATen's values and gradients.
+TEST(LayerNorm2dRows, GivesAtensValuesAndGradientsOnOneAndTwoThreads) {
+  for (const int threads : {1, 2}) {
+    const NormThreads t(threads);
+    torch::manual_seed(3);
+    LayerNorm2d ln(40);
+    {
+      const torch::NoGradGuard no_grad;
+      ln->weight.normal_();
+      ln->bias.normal_();
+    }
+    const at::Tensor x0 = torch::randn({4, 40, 16, 32}).contiguous(at::MemoryFormat::ChannelsLast);
+    const at::Tensor r = torch::randn({4, 40, 16, 32});
+    const at::Tensor x = x0.clone().requires_grad_(true);
+    const at::Tensor y = ln->forward(x);
+    const std::string node = y.grad_fn()->next_edges().at(0).function->name();
+    EXPECT_EQ(node.find("LayerNormRows") != std::string::npos, threads > 1) << node;
+    (y * r).sum().backward();
+    const at::Tensor xr = x0.clone().requires_grad_(true);
+    const at::Tensor w = ln->weight.detach().clone().requires_grad_(true);
+    const at::Tensor b = ln->bias.detach().clone().requires_grad_(true);
+    const at::Tensor want = at::layer_norm(xr.permute({0, 2, 3, 1}), {40}, w, b, 1e-6).permute({0, 3, 1, 2});
+    (want * r).sum().backward();
+    EXPECT_TRUE(torch::equal(y, want)) << threads;
+    const auto rel = [](const at::Tensor& a, const at::Tensor& e) {
+      return ((a - e).abs().max() / e.abs().max()).item<double>();
+    };
+    EXPECT_LT(rel(x.grad(), xr.grad()), 1e-5) << threads;
+    EXPECT_LT(rel(ln->weight.grad(), w.grad()), 1e-5) << threads;
+    EXPECT_LT(rel(ln->bias.grad(), b.grad()), 1e-5) << threads;
+  }
 }
 
 }  // namespace
