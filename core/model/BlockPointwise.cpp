@@ -111,12 +111,14 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     grad_h = at::Tensor();
     n = at::Tensor();
     // On more than one thread fp32 rows take Halo's split (ATen's is slower on two than on one
-    // at C = 40); one thread keeps ATen's, whose buffers the planner counts.
-    const at::Tensor x_n = norm_input(y);
-    auto rows = at::get_num_threads() > 1 ? layer_norm_backward_rows(grad_n, x_n, mean, rstd, norm_w) : std::nullopt;
-    auto [grad_x, grad_norm_w, grad_norm_b] =
-        rows ? *std::move(rows)
-             : at::native_layer_norm_backward(grad_n, x_n, {c}, mean, rstd, norm_w, norm_b, {true, true, true});
+    // at C = 40); one thread keeps ATen's, whose buffers the planner counts. (A lambda: a cast
+    // copy of y, CUDA's fp32 one under autocast, goes before the return's casts.)
+    auto [grad_x, grad_norm_w, grad_norm_b] = [&] {
+      const at::Tensor x_n = norm_input(y);
+      if (at::get_num_threads() > 1)
+        if (auto rows = layer_norm_backward_rows(grad_n, x_n, mean, rstd, norm_w)) return *std::move(rows);
+      return at::native_layer_norm_backward(grad_n, x_n, {c}, mean, rstd, norm_w, norm_b, {true, true, true});
+    }();
     const auto as = [](const at::Tensor& g, const at::Tensor& like) { return g.to(like.scalar_type()); };
     return {as(grad_x, y),
             as(grad_norm_w, norm_w),

@@ -1,4 +1,5 @@
-// Channel LayerNorm via at::layer_norm on a channels-last view.
+// Channel LayerNorm on a channels-last view: at::layer_norm, or on more than one thread its
+// forward with Halo's row-split backward (LayerNormRowsFunction).
 // Local per pixel: no communication under width sharding.
 #include "model/LayerNorm2d.h"
 

@@ -69,7 +69,10 @@ class BlockPointwise : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BlockPointwise, GivesThePlainBlocksValuesAndGradients) {
   const Case c = GetParam();
-  const int before = at::get_num_threads();
+  struct Restore {
+    int before = at::get_num_threads();
+    ~Restore() { at::set_num_threads(before); }
+  } restore;
   if (c.threads > 0) at::set_num_threads(c.threads);
   const Result plain = run(false, c.dtype, c.bf16, c.drop_path, c.level, PointwiseKernel::Gemm, c.batch);
   const Result cheap = run(true, c.dtype, c.bf16, c.drop_path, c.level, c.kernel, c.batch);
@@ -78,7 +81,6 @@ TEST_P(BlockPointwise, GivesThePlainBlocksValuesAndGradients) {
   ASSERT_EQ(cheap.grads.size(), plain.grads.size());
   for (size_t i = 0; i < plain.grads.size(); ++i)
     EXPECT_LE(relative(cheap.grads[i], plain.grads[i]), c.tolerance) << "parameter " << i;
-  at::set_num_threads(before);
 }
 
 // A checkpoint's recompute of a block computes only what backward keeps (LayerNorm and fc1,
@@ -119,9 +121,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"float64", at::kDouble, false, 0.0, CheckpointLevel::None, 1e-12},
         Case{"float64_drop_path_checkpoint", at::kDouble, false, 0.2, CheckpointLevel::Block, 1e-12},
         Case{"float32", at::kFloat, false, 0.0, CheckpointLevel::None, 1e-5},
-        // LayerNorm's backward split over two threads by Halo (model::layer_norm_backward_rows)
-        Case{"float32_two_threads", at::kFloat, false, 0.2, CheckpointLevel::None, 1e-5, PointwiseKernel::Gemm, 8, 2},
-        Case{"float32_one_thread", at::kFloat, false, 0.2, CheckpointLevel::None, 1e-5, PointwiseKernel::Gemm, 8, 1},
+        // LayerNorm's backward split over two threads by Halo (model::layer_norm_backward_rows):
+        // 64 samples give the first stage 8192 rows of 8 channels, enough for two parts
+        Case{"float32_two_threads", at::kFloat, false, 0.2, CheckpointLevel::None, 1e-5, PointwiseKernel::Gemm, 64, 2},
+        Case{"float32_one_thread", at::kFloat, false, 0.2, CheckpointLevel::None, 1e-5, PointwiseKernel::Gemm, 64, 1},
         // bf16 has 8 bits of mantissa: gamma's gradient is summed in another order
         Case{"bf16_autocast", at::kFloat, true, 0.0, CheckpointLevel::None, 4e-2},
         // oneDNN's 1x1 convolutions for fc1 and fc2 and their gradients
