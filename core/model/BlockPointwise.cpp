@@ -110,15 +110,9 @@ struct BlockPointwiseFunction : public torch::autograd::Function<BlockPointwiseF
     grad_n_a.reset();
     grad_h = at::Tensor();
     n = at::Tensor();
-    // On more than one thread fp32 rows take Halo's split (ATen's is slower on two than on one
-    // at C = 40); one thread keeps ATen's, whose buffers the planner counts. (A lambda: a cast
-    // copy of y, CUDA's fp32 one under autocast, goes before the return's casts.)
-    auto [grad_x, grad_norm_w, grad_norm_b] = [&] {
-      const at::Tensor x_n = norm_input(y);
-      if (at::get_num_threads() > 1)
-        if (auto rows = layer_norm_backward_rows(grad_n, x_n, mean, rstd, norm_w)) return *std::move(rows);
-      return at::native_layer_norm_backward(grad_n, x_n, {c}, mean, rstd, norm_w, norm_b, {true, true, true});
-    }();
+    // Halo's row split on more than one thread (model/LayerNormBackward.h). y's normalised copy
+    // (a cast under CUDA autocast) is a temporary, gone before the return's casts.
+    auto [grad_x, grad_norm_w, grad_norm_b] = layer_norm_backward(grad_n, norm_input(y), mean, rstd, norm_w, norm_b);
     const auto as = [](const at::Tensor& g, const at::Tensor& like) { return g.to(like.scalar_type()); };
     return {as(grad_x, y),
             as(grad_norm_w, norm_w),

@@ -12,8 +12,7 @@ namespace halo::model {
 
 namespace {
 
-// at::layer_norm's forward with model::layer_norm_backward_rows as its backward (fp32 CPU rows
-// in memory order; anything else takes ATen's backward).
+// at::layer_norm's forward with model::layer_norm_backward as its backward.
 class LayerNormRowsFunction : public torch::autograd::Function<LayerNormRowsFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
@@ -27,11 +26,7 @@ class LayerNormRowsFunction : public torch::autograd::Function<LayerNormRowsFunc
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &x = saved[0], &weight = saved[1], &bias = saved[2], &mean = saved[3], &rstd = saved[4];
-    const at::Tensor g = grads[0].contiguous();
-    auto rows = layer_norm_backward_rows(g, x, mean, rstd, weight);
-    auto [dx, dw, db] =
-        rows ? *std::move(rows)
-             : at::native_layer_norm_backward(g, x, {weight.size(0)}, mean, rstd, weight, bias, {true, true, true});
+    auto [dx, dw, db] = layer_norm_backward(grads[0].contiguous(), x, mean, rstd, weight, bias);
     return {dx, dw, db, at::Tensor()};
   }
 };

@@ -3,6 +3,7 @@
 #include "model/LayerNormBackward.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <cstring>
 
@@ -111,6 +112,14 @@ std::optional<std::tuple<at::Tensor, at::Tensor, at::Tensor>> layer_norm_backwar
       bias[c] += s[(b * 2 + 1) * C + c];
     }
   return std::tuple{dx, dw, db};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_backward(const at::Tensor& grad, const at::Tensor& x,
+                                                                   const at::Tensor& mean, const at::Tensor& rstd,
+                                                                   const at::Tensor& weight, const at::Tensor& bias) {
+  if (at::get_num_threads() > 1)
+    if (auto rows = layer_norm_backward_rows(grad, x, mean, rstd, weight)) return *std::move(rows);
+  return at::native_layer_norm_backward(grad, x, {x.size(-1)}, mean, rstd, weight, bias, {true, true, true});
 }
 
 }  // namespace halo::model

@@ -1,5 +1,6 @@
-// LayerNorm's backward over the last dimension of fp32 rows, split over the intra-op threads
-// by blocks of rows (ATen's sums its weight gradient in per-thread rows that share cache lines).
+// LayerNorm's backward over the last dimension: Halo's for fp32 rows on more than one thread,
+// split by blocks of rows (ATen's sums its weight gradient in per-thread rows that share cache
+// lines: slower on two threads than on one at few channels), else ATen's.
 #pragma once
 
 #include <optional>
@@ -22,5 +23,12 @@ std::optional<std::tuple<at::Tensor, at::Tensor, at::Tensor>> layer_norm_backwar
                                                                                        const at::Tensor& mean,
                                                                                        const at::Tensor& rstd,
                                                                                        const at::Tensor& weight);
+
+// d loss / d x, d loss / d weight, d loss / d bias for LayerNorm's callers: layer_norm_backward_rows
+// where it applies and more than one intra-op thread runs; else at::native_layer_norm_backward
+// (one thread: its buffers are what the memory planner counts).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_backward(const at::Tensor& grad, const at::Tensor& x,
+                                                                   const at::Tensor& mean, const at::Tensor& rstd,
+                                                                   const at::Tensor& weight, const at::Tensor& bias);
 
 }  // namespace halo::model

@@ -9,6 +9,7 @@
 #include "model/BlockPointwise.h"
 #include "model/ConvNeXt.h"
 #include "parallel/Communicator.h"
+#include "support/IntraOpThreads.h"
 
 namespace halo::model {
 namespace {
@@ -69,11 +70,7 @@ class BlockPointwise : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BlockPointwise, GivesThePlainBlocksValuesAndGradients) {
   const Case c = GetParam();
-  struct Restore {
-    int before = at::get_num_threads();
-    ~Restore() { at::set_num_threads(before); }
-  } restore;
-  if (c.threads > 0) at::set_num_threads(c.threads);
+  const testing::IntraOpThreads threads(c.threads > 0 ? c.threads : at::get_num_threads());
   const Result plain = run(false, c.dtype, c.bf16, c.drop_path, c.level, PointwiseKernel::Gemm, c.batch);
   const Result cheap = run(true, c.dtype, c.bf16, c.drop_path, c.level, c.kernel, c.batch);
   EXPECT_LE(relative(cheap.logits, plain.logits), c.tolerance);

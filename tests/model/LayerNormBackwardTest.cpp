@@ -4,6 +4,7 @@
 #include "model/LayerNormBackward.h"
 
 #include "model/LayerNorm2d.h"
+#include "support/IntraOpThreads.h"
 
 #include <gtest/gtest.h>
 
@@ -13,12 +14,6 @@
 
 namespace halo::model {
 namespace {
-
-struct NormThreads {
-  explicit NormThreads(int n) : before(at::get_num_threads()) { at::set_num_threads(n); }
-  ~NormThreads() { at::set_num_threads(before); }
-  int before;
-};
 
 struct NormCase {
   at::Tensor grad, x, mean, rstd, weight, bias;
@@ -47,7 +42,7 @@ TEST(LayerNormBackwardRows, GivesAtensGradientsToFp32Rounding) {
     for (const int64_t C : {1, 13, 40, 80, 320})
       for (const int threads : {1, 2, 3}) {
         const NormCase c = make_norm(rows, C, static_cast<uint64_t>(rows * 1000 + C));
-        const NormThreads t(threads);
+        const testing::IntraOpThreads t(threads);
         const auto got = layer_norm_backward_rows(c.grad, c.x, c.mean, c.rstd, c.weight);
         ASSERT_TRUE(got.has_value());
         const auto [dx, dw, db] = *got;
@@ -74,7 +69,7 @@ TEST(LayerNormBackwardRows, GivesTheSameBitsOnAnyNumberOfThreads) {
   const NormCase c = make_norm(28 * 16 * 8, 40, 5);  // the quickstart's first stage, a quarter of its rows
   std::vector<std::tuple<at::Tensor, at::Tensor, at::Tensor>> runs;
   for (const int threads : {1, 2, 3}) {
-    const NormThreads t(threads);
+    const testing::IntraOpThreads t(threads);
     runs.push_back(*layer_norm_backward_rows(c.grad, c.x, c.mean, c.rstd, c.weight));
   }
   for (size_t i = 1; i < runs.size(); ++i) {
@@ -98,7 +93,7 @@ TEST(LayerNormBackwardRows, LeavesOtherInputsToAten) {
 // layer_norm_backward_rows, on one ATen's; both give ATen's values and gradients.
 TEST(LayerNorm2dRows, GivesAtensValuesAndGradientsOnOneAndTwoThreads) {
   for (const int threads : {1, 2}) {
-    const NormThreads t(threads);
+    const testing::IntraOpThreads t(threads);
     torch::manual_seed(3);
     LayerNorm2d ln(40);
     {

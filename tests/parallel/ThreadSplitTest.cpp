@@ -2,6 +2,8 @@
 // two and the work is large enough, inline otherwise, and an exception in any part reaches the caller.
 #include "parallel/ThreadSplit.h"
 
+#include "support/IntraOpThreads.h"
+
 #include <gtest/gtest.h>
 
 #include <ATen/Parallel.h>
@@ -16,15 +18,7 @@
 namespace halo::parallel {
 namespace {
 
-// Sets the process's intra-op threads for one test and puts them back after.
-class Threads {
- public:
-  explicit Threads(int n) : before_(at::get_num_threads()) { at::set_num_threads(n); }
-  ~Threads() { at::set_num_threads(before_); }
-
- private:
-  int before_;
-};
+using Threads = testing::IntraOpThreads;
 
 struct Part {
   int64_t begin, end;

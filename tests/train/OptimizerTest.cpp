@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "support/IntraOpThreads.h"
 #include "train/ClassificationData.h"
 #include "train/LossScaler.h"
 #include "train/LrSchedule.h"
@@ -131,20 +132,22 @@ TEST(ClassificationData, ChannelsLastImagesHoldTheSameValues) {
 // the same bits on one thread and on two, whole or a stripe, in either layout.
 TEST(ClassificationData, SamplesSplitOverThreadsHoldTheSameBits) {
   ClassificationData t(2, 64, 160, 5, 11);
-  const int threads = at::get_num_threads();
   for (const auto& columns :
        {std::optional<std::pair<int64_t, int64_t>>{}, std::optional{std::pair<int64_t, int64_t>{17, 145}}})
     for (const bool channels_last : {false, true}) {
-      at::set_num_threads(1);
-      const ClassificationSample one = t.batch(5, 7, columns, channels_last);
-      at::set_num_threads(2);
-      const ClassificationSample two = t.batch(5, 7, columns, channels_last);
+      const ClassificationSample one = [&] {
+        const testing::IntraOpThreads threads(1);
+        return t.batch(5, 7, columns, channels_last);
+      }();
+      const ClassificationSample two = [&] {
+        const testing::IntraOpThreads threads(2);
+        return t.batch(5, 7, columns, channels_last);
+      }();
       EXPECT_TRUE(torch::equal(one.images, two.images)) << channels_last;
       EXPECT_TRUE(torch::equal(one.labels, two.labels));
       EXPECT_EQ(two.labels.dtype(), torch::kInt64);
       EXPECT_EQ(two.labels.sizes(), (std::vector<int64_t>{7}));
     }
-  at::set_num_threads(threads);
 }
 
 }  // namespace
