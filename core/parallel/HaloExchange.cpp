@@ -18,6 +18,29 @@ std::vector<int64_t> shape_with_width(const at::Tensor& t, int64_t w) {
 
 at::Tensor columns(const at::Tensor& t, int64_t offset, int64_t width) { return t.narrow(-1, offset, width); }
 
+// The wire layout of a piece: a 4-D map travels in channels-last byte order, (B, H, w, C)
+// contiguous, the order the extended input and the halo gradients are built in, so packing,
+// landing and adding copy runs of C values instead of transposing. Both ends derive it from
+// the dimension alone, so they agree without a word.
+bool channels_last_wire(const at::Tensor& t) { return halo_memory_format(t) == at::MemoryFormat::ChannelsLast; }
+
+// A contiguous buffer holding `piece`'s values in wire order (what a Send posts).
+at::Tensor to_wire(const at::Tensor& piece) {
+  return channels_last_wire(piece) ? piece.permute({0, 2, 3, 1}).contiguous() : piece.contiguous();
+}
+
+// An empty wire buffer for a piece of `like`'s shape with width w (what a Recv posts), and
+// the same memory seen in `like`'s dimension order (what the receiver reads).
+std::pair<at::Tensor, at::Tensor> wire_buffer(const at::Tensor& like, int64_t w) {
+  std::vector<int64_t> s = shape_with_width(like, w);
+  if (!channels_last_wire(like)) {
+    at::Tensor b = at::empty(s, like.options());
+    return {b, b};
+  }
+  at::Tensor b = at::empty({s[0], s[2], s[3], s[1]}, like.options());  // (B, H, w, C)
+  return {b, b.permute({0, 3, 1, 2})};                                 // (B, C, H, w), channels-last strides
+}
+
 }  // namespace
 
 at::MemoryFormat halo_memory_format(const at::Tensor& t) {
@@ -28,12 +51,13 @@ HaloGather::HaloGather(Communicator& comm, const shard::HaloPlan& plan, const at
   std::vector<P2POp> ops;
   for (const shard::Piece& p : plan.pieces) {
     if (p.source != shard::Piece::Source::Peer) continue;
-    received_.push_back(at::empty(shape_with_width(x, p.columns.size()), x.options()));
-    ops.push_back({P2POp::Kind::Recv, p.peer, received_.back()});
+    auto [wire, view] = wire_buffer(x, p.columns.size());
+    received_.push_back(view);
+    ops.push_back({P2POp::Kind::Recv, p.peer, wire});
   }
   for (const shard::Transfer& t : plan.sends)
     ops.push_back(
-        {P2POp::Kind::Send, t.peer, columns(x, t.columns.begin - plan.owned.begin, t.columns.size()).contiguous()});
+        {P2POp::Kind::Send, t.peer, to_wire(columns(x, t.columns.begin - plan.owned.begin, t.columns.size()))});
   pending_ = comm.exchange(std::move(ops));
 }
 
@@ -68,13 +92,14 @@ HaloScatter::HaloScatter(Communicator& comm, const shard::HaloPlan& plan, const 
     : plan_(plan), grad_ext_(grad_ext) {
   std::vector<P2POp> ops;
   for (const shard::Transfer& t : plan.sends) {
-    returned_.push_back(at::empty(shape_with_width(grad_ext, t.columns.size()), grad_ext.options()));
-    ops.push_back({P2POp::Kind::Recv, t.peer, returned_.back()});
+    auto [wire, view] = wire_buffer(grad_ext, t.columns.size());
+    returned_.push_back(view);
+    ops.push_back({P2POp::Kind::Recv, t.peer, wire});
   }
   for (const shard::Piece& p : plan.pieces)
     if (p.source == shard::Piece::Source::Peer)
       ops.push_back(
-          {P2POp::Kind::Send, p.peer, columns(grad_ext, plan.offset(p.columns.begin), p.columns.size()).contiguous()});
+          {P2POp::Kind::Send, p.peer, to_wire(columns(grad_ext, plan.offset(p.columns.begin), p.columns.size()))});
   pending_ = comm.exchange(std::move(ops));
 }
 

@@ -1,7 +1,8 @@
 // Every width-sharded op against the unsharded PyTorch op on real ranks (Gloo, loopback):
 // output, input gradient, weight and bias gradients (conv, max/avg pool, global average
 // pool, channel LayerNorm, sync BatchNorm, all-gather/scatter); sp in {1,2,3,4}; shapes over
-// kernels {1,2,3,4,5,7}, strides {1,2,4}, dilation {1,2}, groups {1,C}; halos wider than stripes.
+// kernels {1,2,3,4,5,7}, strides {1,2,4}, dilation {1,2}, groups {1,C}; halos wider than stripes;
+// stripes in the standard and the channels-last layout.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -156,6 +157,8 @@ void run_rank(const std::string& family, int sp, const testing::RankHarness& h) 
       y_grad = d.grad_out.narrow(-1, s.part.span(group->rank()).begin, s.local.size(-1));
     } else {
       ShardedTensor x = shard_evenly(d.x, group);
+      // Every other case holds its stripe channels-last: halos travel in one wire order from either.
+      if (i % 2 == 1 && x.local.dim() == 4) x.local = x.local.contiguous(at::MemoryFormat::ChannelsLast);
       x.local.requires_grad_(true);
       x_in = x.local;
       if (c.op == "gap" || c.op == "gather") {
