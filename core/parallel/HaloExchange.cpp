@@ -19,12 +19,15 @@ std::vector<int64_t> shape_with_width(const at::Tensor& t, int64_t w) {
 at::Tensor columns(const at::Tensor& t, int64_t offset, int64_t width) { return t.narrow(-1, offset, width); }
 
 // The wire layout of a piece: a 4-D map travels in channels-last byte order, (B, H, w, C)
-// contiguous, the order the extended input and the halo gradients are built in, so packing,
-// landing and adding copy runs of C values instead of transposing. Both ends derive it from
-// the dimension alone, so they agree without a word.
+// contiguous, the order the extended input and the halo gradients are built in. From a
+// channels-last source (as Backbone makes the maps) packing, landing and adding then copy
+// runs of C values instead of transposing. Both ends derive the order from the dimension
+// alone, so they agree without a word.
 bool channels_last_wire(const at::Tensor& t) { return halo_memory_format(t) == at::MemoryFormat::ChannelsLast; }
 
-// A contiguous buffer holding `piece`'s values in wire order (what a Send posts).
+// A contiguous buffer holding `piece`'s values in wire order (what a Send posts). Where the
+// piece already is one (a whole channels-last stripe) it is a view, not a copy: the source
+// must not change before the exchange's wait.
 at::Tensor to_wire(const at::Tensor& piece) {
   return channels_last_wire(piece) ? piece.permute({0, 2, 3, 1}).contiguous() : piece.contiguous();
 }

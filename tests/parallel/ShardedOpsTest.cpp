@@ -2,7 +2,7 @@
 // output, input gradient, weight and bias gradients (conv, max/avg pool, global average
 // pool, channel LayerNorm, sync BatchNorm, all-gather/scatter); sp in {1,2,3,4}; shapes over
 // kernels {1,2,3,4,5,7}, strides {1,2,4}, dilation {1,2}, groups {1,C}; halos wider than stripes;
-// stripes in the standard and the channels-last layout.
+// stripes in the standard and the channels-last layout, neighbours in different ones.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -157,8 +157,11 @@ void run_rank(const std::string& family, int sp, const testing::RankHarness& h) 
       y_grad = d.grad_out.narrow(-1, s.part.span(group->rank()).begin, s.local.size(-1));
     } else {
       ShardedTensor x = shard_evenly(d.x, group);
-      // Every other case holds its stripe channels-last: halos travel in one wire order from either.
-      if (i % 2 == 1 && x.local.dim() == 4) x.local = x.local.contiguous(at::MemoryFormat::ChannelsLast);
+      // Stripes in either layout, neighbours in different ones: halos travel in one wire order
+      // from either. Two consecutive cases share a layout (so conv's two group counts and the
+      // collectives' two dtypes each see both), and it flips from rank to rank.
+      if ((i / 2 + static_cast<size_t>(h.rank())) % 2 == 1 && x.local.dim() == 4)
+        x.local = x.local.contiguous(at::MemoryFormat::ChannelsLast);
       x.local.requires_grad_(true);
       x_in = x.local;
       if (c.op == "gap" || c.op == "gather") {
