@@ -32,16 +32,11 @@ at::Tensor to_wire(const at::Tensor& piece) {
   return channels_last_wire(piece) ? piece.permute({0, 2, 3, 1}).contiguous() : piece.contiguous();
 }
 
-// An empty wire buffer for a piece of `like`'s shape with width w (what a Recv posts), and
-// the same memory seen in `like`'s dimension order (what the receiver reads).
+// An empty piece of `like`'s shape with width w, laid out in wire order (what the receiver
+// reads), and its wire buffer, a view of the same memory (what a Recv posts).
 std::pair<at::Tensor, at::Tensor> wire_buffer(const at::Tensor& like, int64_t w) {
-  std::vector<int64_t> s = shape_with_width(like, w);
-  if (!channels_last_wire(like)) {
-    at::Tensor b = at::empty(s, like.options());
-    return {b, b};
-  }
-  at::Tensor b = at::empty({s[0], s[2], s[3], s[1]}, like.options());  // (B, H, w, C)
-  return {b, b.permute({0, 3, 1, 2})};                                 // (B, C, H, w), channels-last strides
+  const at::Tensor piece = at::empty(shape_with_width(like, w), like.options().memory_format(halo_memory_format(like)));
+  return {to_wire(piece), piece};
 }
 
 }  // namespace
